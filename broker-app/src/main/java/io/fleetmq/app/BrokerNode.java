@@ -1,0 +1,298 @@
+package io.fleetmq.app;
+
+import io.fleetmq.app.config.BrokerConfig;
+import io.fleetmq.app.config.ConfigException;
+import io.fleetmq.app.http.AdminHttpServer;
+import io.fleetmq.app.metrics.Metrics;
+import io.fleetmq.core.health.HealthStatus;
+import io.fleetmq.core.health.Readiness;
+import io.fleetmq.embedded.EmbeddedServiceException;
+import io.fleetmq.embedded.EmbeddedServices;
+import io.fleetmq.embedded.EmbeddedServicesConfig;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.KafkaClients;
+import io.fleetmq.kafka.KafkaHealthCheck;
+import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.kafka.TopicLayout;
+import io.fleetmq.kafka.TopicLayoutException;
+import io.fleetmq.persistence.redis.Redis;
+import io.fleetmq.persistence.redis.RedisSettings;
+import io.fleetmq.persistence.sql.Database;
+import io.fleetmq.persistence.sql.DatabaseSettings;
+import io.fleetmq.transport.BoundListener;
+import io.fleetmq.transport.EventLoops;
+import io.fleetmq.transport.ListenerBindException;
+import io.fleetmq.transport.Listeners;
+import io.fleetmq.transport.mqtt.MqttChannelInitializer;
+import io.fleetmq.transport.mqtt.UnavailableConnectionHandler;
+import io.micrometer.core.instrument.Gauge;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLException;
+import org.apache.kafka.clients.admin.Admin;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running broker node, wired by plain constructors. {@link #start} brings it up in dependency
+ * order and, on any failure, stops whatever already started; {@link #close} stops it in reverse.
+ */
+public final class BrokerNode implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(BrokerNode.class);
+
+    private final BrokerConfig config;
+    private final Readiness readiness = new Readiness();
+    /** Everything started so far, closed last-started-first. */
+    private final Deque<Stoppable> started = new ArrayDeque<>();
+    private final List<BoundListener> mqttListeners = new ArrayList<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private EmbeddedServices embedded;
+    private AdminHttpServer http;
+    private Metrics metrics;
+    private KafkaSettings kafkaSettings;
+    private RedisSettings redisSettings;
+    private DatabaseSettings databaseSettings;
+
+    private record Stoppable(String name, AutoCloseable resource) {
+    }
+
+    private BrokerNode(BrokerConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Starts a node in {@link Mode#STANDALONE} or {@link Mode#NODE} and returns once it is ready.
+     *
+     * @throws ConfigException  a setting is missing or wrong (message names it)
+     * @throws StartupException a dependency or a port is unusable (message names the setting)
+     */
+    public static BrokerNode start(BrokerConfig config, Mode mode) {
+        if (mode == Mode.SERVICES) {
+            throw new IllegalArgumentException("services mode does not run a node");
+        }
+        BrokerNode node = new BrokerNode(config);
+        try {
+            node.startAll(mode);
+            return node;
+        } catch (RuntimeException | Error e) {
+            node.close();
+            throw e;
+        }
+    }
+
+    private void startAll(Mode mode) {
+        long t0 = System.nanoTime();
+        log.info("Starting FleetMQ node {} in {} mode, data in {}", config.nodeId(),
+                mode.name().toLowerCase(java.util.Locale.ROOT), config.dataDir());
+
+        metrics = new Metrics(config.nodeId());
+        started.push(new Stoppable("metrics", metrics));
+        EventLoops loops = new EventLoops(config.ioThreads());
+        started.push(new Stoppable("event loops", loops));
+
+        // The admin port comes first so /health/live answers, and /health/ready says "starting",
+        // while the dependencies come up.
+        http = bind("listeners.http.port (HTTP_PORT)",
+                () -> AdminHttpServer.start(loops, config.bindAddress(), config.httpPort(), readiness, metrics));
+        started.push(new Stoppable("admin HTTP", http));
+        log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.listener().address());
+
+        resolveDependencies(mode);
+
+        KafkaClients kafka = new KafkaClients(kafkaSettings, config.nodeId());
+        Admin admin = kafka.admin();
+        started.push(new Stoppable("Kafka admin client", admin));
+        KafkaHealthCheck kafkaHealth = new KafkaHealthCheck(admin, kafkaSettings);
+        HealthStatus kafkaStatus = kafkaHealth.check();
+        if (!kafkaStatus.up()) {
+            throw new StartupException("Kafka at " + kafkaSettings.bootstrapServers()
+                    + " is unreachable (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS): " + kafkaStatus.detail(), null);
+        }
+        readiness.register(kafkaHealth);
+        try {
+            new TopicLayout(admin, kafkaSettings, new BrokerTopics(kafkaSettings.topicPrefix())).ensure();
+        } catch (TopicLayoutException e) {
+            throw new StartupException(e.getMessage() + " (kafka.topic-prefix, KAFKA_TOPIC_PREFIX)", e);
+        } catch (IllegalStateException e) {
+            throw new StartupException("Kafka at " + kafkaSettings.bootstrapServers() + ": " + e.getMessage()
+                    + " (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS)", e);
+        }
+
+        Database database = dependency("PostgreSQL", "database.url (DATABASE_URL)", () -> Database.open(databaseSettings));
+        started.push(new Stoppable("database pool", database));
+        readiness.register(database.healthCheck());
+
+        Redis redis = dependency("Redis", "redis.url (REDIS_URL)", () -> Redis.connect(redisSettings));
+        started.push(new Stoppable("Redis connection", redis));
+        readiness.register(redis.healthCheck());
+
+        bindMqttListeners(loops);
+
+        readiness.started();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        Gauge.builder("fleetmq.startup.seconds", () -> seconds)
+                .description("Time from process start of the node to ready")
+                .register(metrics.registry());
+        log.info("FleetMQ node {} ready in {} s", config.nodeId(), String.format(java.util.Locale.ROOT, "%.1f", seconds));
+    }
+
+    /** Picks, per dependency, the external server from the configuration or an embedded one. */
+    private void resolveDependencies(Mode mode) {
+        if (mode == Mode.NODE) {
+            requireExternal(config.kafkaExternal(), "Kafka", "kafka.bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS)");
+            requireExternal(config.redisExternal(), "Redis", "redis.url (REDIS_URL)");
+            requireExternal(config.databaseExternal(), "PostgreSQL", "database.url (DATABASE_URL)");
+        }
+        boolean needKafka = !config.kafkaExternal();
+        boolean needRedis = !config.redisExternal();
+        boolean needPostgres = !config.databaseExternal();
+        if (needKafka || needRedis || needPostgres) {
+            embedded = startEmbedded(config, needKafka, needRedis, needPostgres);
+            started.push(new Stoppable("embedded services", embedded));
+        }
+        kafkaSettings = needKafka ? withBootstrap(config.kafka(), embedded.kafkaBootstrapServers()) : config.kafka();
+        redisSettings = needRedis
+                ? new RedisSettings(embedded.redisUrl(), config.redis().commandTimeout()) : config.redis();
+        DatabaseSettings db = config.database();
+        databaseSettings = needPostgres
+                ? new DatabaseSettings(embedded.databaseUrl(), embedded.databaseUser(), embedded.databasePassword(),
+                        db.maxPoolSize(), db.connectTimeout())
+                : db;
+    }
+
+    /** Starts the embedded services {@code config} asks for; shared with services mode. */
+    static EmbeddedServices startEmbedded(BrokerConfig config, boolean kafka, boolean redis, boolean postgres) {
+        BrokerConfig.Embedded e = config.embedded();
+        try {
+            return EmbeddedServices.start(new EmbeddedServicesConfig(config.dataDir(), e.host(),
+                    kafka, e.kafkaPort(), e.kafkaControllerPort(), redis, e.redisPort(), postgres, e.postgresPort()));
+        } catch (EmbeddedServiceException ex) {
+            throw new StartupException(ex.getMessage() + " (see embedded.* settings, EMBEDDED_*_PORT)", ex);
+        }
+    }
+
+    private static KafkaSettings withBootstrap(KafkaSettings k, String bootstrap) {
+        return new KafkaSettings(bootstrap, k.topicPrefix(), k.publishPartitions(), k.sessionEventPartitions(),
+                k.devicePersistedPartitions(), k.replicationFactor(), k.requestTimeout());
+    }
+
+    private static void requireExternal(boolean present, String what, String setting) {
+        if (!present) {
+            throw new ConfigException("node mode needs an external " + what + ": set " + setting);
+        }
+    }
+
+    private void bindMqttListeners(EventLoops loops) {
+        SslContext ssl = config.tls().enabled() || config.wss().enabled() ? sslContext() : null;
+        for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
+            if (!l.enabled()) {
+                log.info("{} listener disabled", l.name());
+                continue;
+            }
+            boolean secure = l == config.tls() || l == config.wss();
+            boolean webSocket = l == config.ws() || l == config.wss();
+            MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
+                    config.maxPacketSize(), () -> UnavailableConnectionHandler.INSTANCE);
+            BoundListener bound = bind(l.portSetting(),
+                    () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
+            mqttListeners.add(bound);
+            started.push(new Stoppable(l.name() + " listener", bound));
+            log.info("Listening for MQTT over {} on {}{}", l.name(), bound.address(),
+                    webSocket ? MqttChannelInitializer.WEBSOCKET_PATH : "");
+        }
+    }
+
+    private SslContext sslContext() {
+        try {
+            return SslContextBuilder.forServer(config.tlsCertFile().toFile(), config.tlsKeyFile().toFile()).build();
+        } catch (SSLException | IllegalArgumentException e) {
+            throw new ConfigException("settings listeners.tls.cert-file (MQTT_TLS_CERT_FILE) and listeners.tls.key-file"
+                    + " (MQTT_TLS_KEY_FILE): cannot load the certificate and key: " + HealthStatus.describe(e), e);
+        }
+    }
+
+    private static <T> T bind(String setting, java.util.function.Supplier<T> binder) {
+        try {
+            return binder.get();
+        } catch (ListenerBindException e) {
+            throw new StartupException(e.getMessage() + " (" + setting + ")", e);
+        }
+    }
+
+    private static <T> T dependency(String what, String setting, java.util.function.Supplier<T> connect) {
+        try {
+            return connect.get();
+        } catch (IllegalStateException e) {
+            throw new StartupException(e.getMessage() + " (" + setting + ")", e);
+        }
+    }
+
+    public BrokerConfig config() {
+        return config;
+    }
+
+    public Readiness readiness() {
+        return readiness;
+    }
+
+    public Metrics metrics() {
+        return metrics;
+    }
+
+    public int httpPort() {
+        return http.listener().port();
+    }
+
+    /** Port of the named MQTT listener ("TCP", "TLS", "WebSocket", "secure WebSocket"), or -1. */
+    public int mqttPort(String listener) {
+        return mqttListeners.stream().filter(l -> l.name().equals(listener)).mapToInt(BoundListener::port)
+                .findFirst().orElse(-1);
+    }
+
+    /** Addresses of the dependencies the node uses (embedded or external), for tests and logs. */
+    public KafkaSettings kafkaSettings() {
+        return kafkaSettings;
+    }
+
+    public RedisSettings redisSettings() {
+        return redisSettings;
+    }
+
+    public DatabaseSettings databaseSettings() {
+        return databaseSettings;
+    }
+
+    /**
+     * Graceful stop, the reverse of start-up: report not ready, stop accepting clients, close the
+     * clients of Redis, PostgreSQL and Kafka (producers flush on close), stop the embedded services,
+     * and close the admin port last, so load balancers see "stopping" until the end.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        readiness.stopping();
+        boolean wasRunning = !started.isEmpty();
+        while (!started.isEmpty()) {
+            closeQuietly(started.pop());
+        }
+        if (wasRunning) {
+            log.info("FleetMQ node {} stopped", config.nodeId());
+        }
+    }
+
+    private static void closeQuietly(Stoppable s) {
+        try {
+            s.resource().close();
+        } catch (Exception e) {
+            log.warn("Stopping {} failed: {}", s.name(), HealthStatus.describe(e));
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.fleetmq.app;
+
+import io.fleetmq.app.config.BrokerConfig;
+import io.fleetmq.app.config.ConfigException;
+import io.fleetmq.app.config.Settings;
+import io.fleetmq.embedded.EmbeddedServices;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Parses the command line, loads the configuration and starts what the subcommand asks for.
+ * Separate from {@link Main} so tests can run the exact start-up path in-process.
+ */
+public final class Launcher {
+
+    private static final Logger log = LoggerFactory.getLogger(Launcher.class);
+
+    static final String USAGE = """
+            Usage: java -jar fleetmq.jar [standalone|node|services] [--config FILE]
+              standalone  one node on embedded Kafka, Redis and PostgreSQL (the default);
+                          any of them can be external (KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, DATABASE_URL)
+              node        a cluster node; Kafka, Redis and PostgreSQL must all be external
+              services    only the embedded Kafka, Redis and PostgreSQL, printing their addresses
+              --config    YAML file overriding the shipped fleetmq.yml (default: <data dir>/fleetmq.yml if present)
+            Every setting can also be set by its environment variable; see fleetmq.yml.""";
+
+    /** The parsed command line. */
+    public record Command(Mode mode, Path configFile, boolean help) {
+    }
+
+    private final Function<String, String> environment;
+    private final PrintStream out;
+
+    public Launcher(Function<String, String> environment, PrintStream out) {
+        this.environment = environment;
+        this.out = out;
+    }
+
+    public static Command parse(String... args) {
+        Mode mode = Mode.STANDALONE;
+        Path config = null;
+        boolean modeSeen = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "-h", "--help", "help" -> {
+                    return new Command(mode, null, true);
+                }
+                case "--config", "-c" -> {
+                    if (i + 1 >= args.length) {
+                        throw new ConfigException("--config needs a file name");
+                    }
+                    config = Path.of(args[++i]);
+                }
+                default -> {
+                    if (a.startsWith("--config=")) {
+                        config = Path.of(a.substring("--config=".length()));
+                    } else if (!modeSeen && !a.startsWith("-")) {
+                        mode = switch (a) {
+                            case "standalone" -> Mode.STANDALONE;
+                            case "node" -> Mode.NODE;
+                            case "services" -> Mode.SERVICES;
+                            default -> throw new ConfigException("unknown command '" + a
+                                    + "'; expected standalone, node or services (--help lists them)");
+                        };
+                        modeSeen = true;
+                    } else {
+                        throw new ConfigException("unexpected argument '" + a + "' (--help lists the options)");
+                    }
+                }
+            }
+        }
+        return new Command(mode, config, false);
+    }
+
+    /** Loads the settings of {@code command}: shipped defaults, the config file, the environment. */
+    public BrokerConfig configure(Command command) {
+        Path file = command.configFile();
+        if (file == null) {
+            // A copy of fleetmq.yml in the data directory is picked up without --config.
+            Settings defaults = Settings.load(null, environment);
+            Path candidate = Path.of(defaults.string("broker.data-dir")).resolve("fleetmq.yml");
+            if (Files.isRegularFile(candidate)) {
+                file = candidate;
+            }
+        }
+        Settings settings = Settings.load(file, environment);
+        if (file != null) {
+            log.info("Configuration from {} and the environment", file.toAbsolutePath());
+        }
+        return BrokerConfig.from(settings, hostName());
+    }
+
+    /**
+     * Runs {@code args}: returns the running node or services, or null after printing help.
+     *
+     * @throws ConfigException  bad command line or configuration
+     * @throws StartupException a dependency or port is unusable
+     */
+    public AutoCloseable run(String... args) {
+        Command command = parse(args);
+        if (command.help()) {
+            out.println(USAGE);
+            return null;
+        }
+        BrokerConfig config = configure(command);
+        if (command.mode() == Mode.SERVICES) {
+            return runServices(config);
+        }
+        return BrokerNode.start(config, command.mode());
+    }
+
+    private AutoCloseable runServices(BrokerConfig config) {
+        EmbeddedServices services = BrokerNode.startEmbedded(config, true, true, true);
+        Map<String, String> addresses = new LinkedHashMap<>();
+        addresses.put("KAFKA_BOOTSTRAP_SERVERS", services.kafkaBootstrapServers());
+        addresses.put("REDIS_URL", services.redisUrl());
+        addresses.put("DATABASE_URL", services.databaseUrl());
+        addresses.put("DATABASE_USER", services.databaseUser());
+        addresses.put("DATABASE_PASSWORD", services.databasePassword());
+        StringBuilder env = new StringBuilder();
+        addresses.forEach((k, v) -> env.append(k).append('=').append(v).append('\n'));
+        Path envFile = config.dataDir().resolve("services.env");
+        try {
+            Files.writeString(envFile, env, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            services.close();
+            throw new StartupException("cannot write " + envFile + ": " + e.getMessage()
+                    + " (broker.data-dir, BROKER_DATA_DIR)", e);
+        }
+        // The addresses go to standard output as KEY=value lines, ready for `export` or `env`.
+        out.print(env);
+        out.flush();
+        log.info("Services ready; addresses written to {}", envFile);
+        return services;
+    }
+
+    private String hostName() {
+        String fromEnv = environment.apply("HOSTNAME");
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            return fromEnv.trim();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "fleetmq";
+        }
+    }
+}

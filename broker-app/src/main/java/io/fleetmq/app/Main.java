@@ -1,0 +1,54 @@
+package io.fleetmq.app;
+
+import io.fleetmq.app.config.ConfigException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+
+/**
+ * Entry point of {@code java -jar fleetmq.jar}. Start-up errors end the process with one line on
+ * standard error (exit 2: configuration, exit 1: a dependency or port); SIGTERM stops gracefully.
+ */
+public final class Main {
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        // PostgreSQL's driver and a few others log through java.util.logging; send it to slf4j too.
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
+        Logger log = LoggerFactory.getLogger(Main.class);
+
+        AutoCloseable running;
+        try {
+            running = new Launcher(System::getenv, System.out).run(args);
+        } catch (ConfigException e) {
+            System.err.println("fleetmq: configuration error: " + e.getMessage());
+            log.debug("Configuration error", e);
+            System.exit(2);
+            return;
+        } catch (StartupException e) {
+            System.err.println("fleetmq: cannot start: " + e.getMessage());
+            log.debug("Start-up failure", e);
+            System.exit(1);
+            return;
+        } catch (RuntimeException e) {
+            System.err.println("fleetmq: cannot start: " + e);
+            log.error("Unexpected start-up failure", e);
+            System.exit(1);
+            return;
+        }
+        if (running == null) {
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            log.info("Stopping (signal received)");
+            try {
+                running.close();
+            } catch (Exception e) {
+                log.warn("Stop was not clean", e);
+            }
+        }, "fleetmq-shutdown"));
+    }
+}

@@ -1,0 +1,141 @@
+package io.fleetmq.app.config;
+
+import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.persistence.redis.RedisSettings;
+import io.fleetmq.persistence.sql.DatabaseSettings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.regex.Pattern;
+
+/**
+ * The validated, typed configuration of one node. Built once at start-up from {@link Settings};
+ * every check that can fail does so here, with a message naming the setting.
+ */
+public record BrokerConfig(
+        String nodeId,
+        Path dataDir,
+        Duration shutdownTimeout,
+        String bindAddress,
+        int ioThreads,
+        Listener tcp,
+        Listener tls,
+        Listener ws,
+        Listener wss,
+        Path tlsCertFile,
+        Path tlsKeyFile,
+        int httpPort,
+        int maxPacketSize,
+        KafkaSettings kafka,
+        RedisSettings redis,
+        DatabaseSettings database,
+        Embedded embedded) {
+
+    /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
+    public record Listener(String name, boolean enabled, int port, String portSetting) {
+    }
+
+    /** Ports of the embedded services in standalone and services mode. */
+    public record Embedded(String host, int kafkaPort, int kafkaControllerPort, int redisPort, int postgresPort) {
+    }
+
+    private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+
+    public boolean kafkaExternal() {
+        return !kafka.bootstrapServers().isEmpty();
+    }
+
+    public boolean redisExternal() {
+        return !redis.url().isEmpty();
+    }
+
+    public boolean databaseExternal() {
+        return !database.url().isEmpty();
+    }
+
+    public static BrokerConfig from(Settings s, String hostName) {
+        String nodeId = s.string("broker.node-id");
+        if (nodeId.isEmpty()) {
+            nodeId = hostName;
+        }
+        if (!NODE_ID.matcher(nodeId).matches()) {
+            throw s.invalid("broker.node-id", nodeId,
+                    "is not a valid node id (letters, digits, '.', '_' and '-', at most 100)");
+        }
+        String dataDirRaw = s.string("broker.data-dir");
+        if (dataDirRaw.isEmpty()) {
+            throw s.invalid("broker.data-dir", dataDirRaw, "must not be empty");
+        }
+
+        Listener tls = listener(s, "tls", "TLS");
+        Listener wss = listener(s, "wss", "secure WebSocket");
+        Path cert = optionalFile(s, "listeners.tls.cert-file");
+        Path key = optionalFile(s, "listeners.tls.key-file");
+        if ((tls.enabled() || wss.enabled()) && (cert == null || key == null)) {
+            String missing = cert == null ? "listeners.tls.cert-file" : "listeners.tls.key-file";
+            throw new ConfigException("setting " + s.describe(missing)
+                    + " is required when the TLS or secure WebSocket listener is enabled");
+        }
+
+        return new BrokerConfig(
+                nodeId,
+                Path.of(dataDirRaw).toAbsolutePath().normalize(),
+                s.duration("broker.shutdown-timeout"),
+                s.string("listeners.bind-address"),
+                s.integer("listeners.io-threads", 0, 1024),
+                listener(s, "tcp", "TCP"),
+                tls,
+                listener(s, "ws", "WebSocket"),
+                wss,
+                cert,
+                key,
+                s.port("listeners.http.port"),
+                s.integer("mqtt.max-packet-size", 16, 268_435_455),
+                new KafkaSettings(
+                        s.string("kafka.bootstrap-servers"),
+                        s.string("kafka.topic-prefix"),
+                        s.integer("kafka.publish-partitions", 1, 10_000),
+                        s.integer("kafka.session-events-partitions", 1, 10_000),
+                        s.integer("kafka.device-persisted-partitions", 1, 10_000),
+                        (short) s.integer("kafka.replication-factor", 1, 32),
+                        positive(s, "kafka.request-timeout")),
+                new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
+                new DatabaseSettings(
+                        s.string("database.url"),
+                        s.string("database.user"),
+                        s.string("database.password"),
+                        s.integer("database.max-pool-size", 1, 1_000),
+                        positive(s, "database.connect-timeout")),
+                new Embedded(
+                        s.string("embedded.host"),
+                        s.port("embedded.kafka-port"),
+                        s.port("embedded.kafka-controller-port"),
+                        s.port("embedded.redis-port"),
+                        s.port("embedded.postgres-port")));
+    }
+
+    private static Listener listener(Settings s, String name, String label) {
+        String portKey = "listeners." + name + ".port";
+        return new Listener(label, s.bool("listeners." + name + ".enabled"), s.port(portKey), s.describe(portKey));
+    }
+
+    private static Path optionalFile(Settings s, String key) {
+        String raw = s.string(key);
+        if (raw.isEmpty()) {
+            return null;
+        }
+        Path path = Path.of(raw);
+        if (!Files.isReadable(path)) {
+            throw s.invalid(key, raw, "is not a readable file");
+        }
+        return path;
+    }
+
+    private static Duration positive(Settings s, String key) {
+        Duration d = s.duration(key);
+        if (d.isZero()) {
+            throw s.invalid(key, s.string(key), "must be greater than zero");
+        }
+        return d;
+    }
+}

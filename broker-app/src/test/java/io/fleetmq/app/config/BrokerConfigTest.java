@@ -1,0 +1,67 @@
+package io.fleetmq.app.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class BrokerConfigTest {
+
+    private final Map<String, String> env = new HashMap<>();
+
+    private BrokerConfig config() {
+        return BrokerConfig.from(Settings.load(null, env::get), "host-1");
+    }
+
+    @Test
+    void nodeIdDefaultsToTheHostName() {
+        assertEquals("host-1", config().nodeId());
+        env.put("BROKER_NODE_ID", "edge-7");
+        assertEquals("edge-7", config().nodeId());
+    }
+
+    @Test
+    void nodeIdMustBeUsableInTopicNames() {
+        env.put("BROKER_NODE_ID", "node one");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().startsWith("setting broker.node-id (BROKER_NODE_ID): 'node one'"), e.getMessage());
+    }
+
+    @Test
+    void standaloneDefaultsUseEmbeddedDependencies() {
+        BrokerConfig c = config();
+        assertFalse(c.kafkaExternal());
+        assertFalse(c.redisExternal());
+        assertFalse(c.databaseExternal());
+        env.put("KAFKA_BOOTSTRAP_SERVERS", "kafka:9092");
+        env.put("REDIS_URL", "redis://redis:6379");
+        env.put("DATABASE_URL", "jdbc:postgresql://db:5432/fleetmq");
+        c = config();
+        assertTrue(c.kafkaExternal() && c.redisExternal() && c.databaseExternal());
+        assertEquals("kafka:9092", c.kafka().bootstrapServers());
+    }
+
+    @Test
+    void tlsWithoutCertificateNamesTheMissingSetting() {
+        env.put("MQTT_TLS_ENABLED", "true");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("listeners.tls.cert-file (MQTT_TLS_CERT_FILE)"), e.getMessage());
+    }
+
+    @Test
+    void unreadableCertificateFileIsNamed() {
+        env.put("MQTT_TLS_CERT_FILE", "/nonexistent/cert.pem");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("MQTT_TLS_CERT_FILE"), e.getMessage());
+    }
+
+    @Test
+    void listenersCarryTheSettingThatNamesTheirPort() {
+        assertEquals("listeners.tcp.port (MQTT_TCP_PORT)", config().tcp().portSetting());
+        assertEquals("listeners.wss.port (MQTT_WSS_PORT)", config().wss().portSetting());
+    }
+}

@@ -1,0 +1,85 @@
+package io.fleetmq.kafka;
+
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The one place Kafka clients are built, so every producer and consumer of the broker carries the
+ * same explicit settings rather than Kafka's defaults.
+ */
+public final class KafkaClients {
+
+    private final KafkaSettings settings;
+    private final String nodeId;
+
+    public KafkaClients(KafkaSettings settings, String nodeId) {
+        this.settings = settings;
+        this.nodeId = nodeId;
+    }
+
+    public KafkaSettings settings() {
+        return settings;
+    }
+
+    public Admin admin() {
+        Properties props = common("admin");
+        int timeout = (int) settings.requestTimeout().toMillis();
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        return Admin.create(props);
+    }
+
+    /**
+     * A producer whose success callback means "stored": acks=all with idempotence, so a PUBACK sent
+     * from the callback is never a lie and retries cannot duplicate or reorder a publisher's
+     * messages within a partition.
+     */
+    public KafkaProducer<String, byte[]> producer(String purpose, Map<String, Object> overrides) {
+        Properties props = common(purpose);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        props.put(ProducerConfig.LINGER_MS_CONFIG, 1);
+        props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(
+                settings.requestTimeout().toMillis() * 2, 10_000));
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) settings.requestTimeout().toMillis());
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, settings.requestTimeout().toMillis());
+        props.putAll(overrides);
+        return new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    /** A consumer that commits explicitly: the broker decides when a record has been handled. */
+    public KafkaConsumer<String, byte[]> consumer(String purpose, String groupId, Map<String, Object> overrides) {
+        Properties props = common(purpose);
+        if (groupId != null) {
+            props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        }
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.putAll(overrides);
+        return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private Properties common(String purpose) {
+        Properties props = new Properties();
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "fleetmq-" + nodeId + "-" + purpose);
+        // Fail over quickly between brokers and do not hammer an unreachable one.
+        props.put(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG, 100);
+        props.put(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG, 2_000);
+        return props;
+    }
+}

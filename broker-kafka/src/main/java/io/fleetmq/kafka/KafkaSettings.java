@@ -1,0 +1,41 @@
+package io.fleetmq.kafka;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How this node reaches Kafka and how the broker's topics are laid out there.
+ *
+ * @param bootstrapServers      host:port list of the cluster
+ * @param topicPrefix           prepended to every topic the broker owns, so several brokers can
+ *                              share one Kafka cluster
+ * @param publishPartitions     partitions of the {@code publish} topic (its consumer group spans all
+ *                              nodes, so this bounds how many nodes share the routing work)
+ * @param sessionEventPartitions partitions of {@code session.events}
+ * @param devicePersistedPartitions partitions of {@code device.persisted}
+ * @param replicationFactor     replication of every topic the broker creates; 1 on a single
+ *                              broker, 3 in production
+ * @param requestTimeout        how long one admin or health request may take before Kafka counts as
+ *                              unreachable
+ */
+public record KafkaSettings(
+        String bootstrapServers,
+        String topicPrefix,
+        int publishPartitions,
+        int sessionEventPartitions,
+        int devicePersistedPartitions,
+        short replicationFactor,
+        Duration requestTimeout) {
+
+    public KafkaSettings {
+        Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+        Objects.requireNonNull(topicPrefix, "topicPrefix");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
+        if (publishPartitions < 1 || sessionEventPartitions < 1 || devicePersistedPartitions < 1) {
+            throw new IllegalArgumentException("partition counts must be at least 1");
+        }
+        if (replicationFactor < 1) {
+            throw new IllegalArgumentException("replication factor must be at least 1");
+        }
+    }
+}

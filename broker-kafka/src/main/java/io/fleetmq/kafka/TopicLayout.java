@@ -1,0 +1,139 @@
+package io.fleetmq.kafka;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the broker's shared topics where they are missing and verifies the ones that exist.
+ *
+ * <p>State topics must have exactly one partition (one total order of updates) and be compacted
+ * (the latest record per key is the state); on any other layout a node would silently lose or
+ * reorder updates, so start-up is refused instead.
+ */
+public final class TopicLayout {
+
+    private static final Logger log = LoggerFactory.getLogger(TopicLayout.class);
+
+    private final Admin admin;
+    private final KafkaSettings settings;
+    private final BrokerTopics topics;
+
+    public TopicLayout(Admin admin, KafkaSettings settings, BrokerTopics topics) {
+        this.admin = admin;
+        this.settings = settings;
+        this.topics = topics;
+    }
+
+    /** The topics this layout declares, with their partition counts and configs. */
+    public List<NewTopic> declaredTopics() {
+        List<NewTopic> declared = new ArrayList<>();
+        declared.add(topic(topics.publish(), settings.publishPartitions(), Map.of()));
+        declared.add(topic(topics.sessionEvents(), settings.sessionEventPartitions(), Map.of()));
+        declared.add(topic(topics.devicePersisted(), settings.devicePersistedPartitions(), Map.of()));
+        for (String state : topics.stateTopics()) {
+            declared.add(topic(state, 1, Map.of(
+                    TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT)));
+        }
+        return declared;
+    }
+
+    /**
+     * Creates what is missing, then checks everything.
+     *
+     * @throws TopicLayoutException if an existing topic has a layout the broker cannot run on
+     */
+    public void ensure() {
+        List<NewTopic> declared = declaredTopics();
+        Set<String> existing = await(admin.listTopics().names(), "list topics");
+        List<NewTopic> missing = declared.stream().filter(t -> !existing.contains(t.name())).toList();
+        if (!missing.isEmpty()) {
+            create(missing);
+        }
+        verify(declared);
+    }
+
+    private void create(List<NewTopic> missing) {
+        try {
+            admin.createTopics(missing).all().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            for (NewTopic t : missing) {
+                log.info("Created Kafka topic {} ({} partitions)", t.name(), t.numPartitions());
+            }
+        } catch (ExecutionException e) {
+            // Another node starting at the same moment may have created some of them first.
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw new IllegalStateException("cannot create Kafka topics: " + e.getCause().getMessage(), e.getCause());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating Kafka topics", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("Kafka did not create the broker's topics within "
+                    + settings.requestTimeout().toSeconds() + " s", e);
+        }
+    }
+
+    private void verify(List<NewTopic> declared) {
+        Collection<String> names = declared.stream().map(NewTopic::name).toList();
+        Map<String, TopicDescription> descriptions = await(admin.describeTopics(names).allTopicNames(), "describe topics");
+        List<ConfigResource> resources = topics.stateTopics().stream()
+                .map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
+        Map<ConfigResource, Config> configs = await(admin.describeConfigs(resources).all(), "describe topic configs");
+
+        for (String state : topics.stateTopics()) {
+            int partitions = descriptions.get(state).partitions().size();
+            if (partitions != 1) {
+                throw new TopicLayoutException("state topic " + state + " has " + partitions
+                        + " partitions but must have exactly 1; recreate it or fix kafka.topic-prefix");
+            }
+            ConfigEntry policy = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, state))
+                    .get(TopicConfig.CLEANUP_POLICY_CONFIG);
+            String value = policy == null ? "" : policy.value();
+            if (!List.of(value.split(",")).contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
+                throw new TopicLayoutException("state topic " + state + " has cleanup.policy=" + value
+                        + " but must be compacted (cleanup.policy=compact)");
+            }
+        }
+        for (NewTopic t : declared) {
+            int actual = descriptions.get(t.name()).partitions().size();
+            if (t.numPartitions() > 1 && actual != t.numPartitions()) {
+                // Not fatal: keys still map to one partition each, just not the count configured.
+                log.warn("Kafka topic {} has {} partitions, configuration asks for {}; keeping {}",
+                        t.name(), actual, t.numPartitions(), actual);
+            }
+        }
+    }
+
+    private NewTopic topic(String name, int partitions, Map<String, String> config) {
+        return new NewTopic(name, partitions, settings.replicationFactor()).configs(config);
+    }
+
+    private <T> T await(org.apache.kafka.common.KafkaFuture<T> future, String what) {
+        try {
+            return future.get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot " + what + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while trying to " + what, e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("Kafka did not answer '" + what + "' within "
+                    + settings.requestTimeout().toSeconds() + " s", e);
+        }
+    }
+}

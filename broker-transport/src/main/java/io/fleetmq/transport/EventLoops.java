@@ -1,0 +1,57 @@
+package io.fleetmq.transport;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The node's Netty event loops, shared by every listener (MQTT and admin HTTP): native epoll where
+ * the platform has it, NIO elsewhere. One acceptor thread; I/O threads default to the core count.
+ */
+public final class EventLoops implements AutoCloseable {
+
+    private final boolean epoll;
+    private final EventLoopGroup acceptors;
+    private final EventLoopGroup workers;
+
+    public EventLoops(int ioThreads) {
+        this.epoll = Epoll.isAvailable();
+        IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        this.acceptors = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fleetmq-accept"), factory);
+        this.workers = new MultiThreadIoEventLoopGroup(ioThreads > 0 ? ioThreads : 0,
+                new DefaultThreadFactory("fleetmq-io"), factory);
+    }
+
+    public boolean isEpoll() {
+        return epoll;
+    }
+
+    public EventLoopGroup acceptors() {
+        return acceptors;
+    }
+
+    public EventLoopGroup workers() {
+        return workers;
+    }
+
+    public Class<? extends ServerChannel> serverChannelType() {
+        return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    /** Stops both groups and waits for their threads to end. */
+    @Override
+    public void close() {
+        acceptors.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        acceptors.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+}

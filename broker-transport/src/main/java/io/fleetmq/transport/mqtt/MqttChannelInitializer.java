@@ -1,0 +1,66 @@
+package io.fleetmq.transport.mqtt;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.codec.mqtt.MqttDecoder;
+import io.netty.handler.codec.mqtt.MqttEncoder;
+import io.netty.handler.ssl.SslContext;
+import java.util.function.Supplier;
+
+/**
+ * Pipeline of one MQTT connection: optional TLS, optional WebSocket (path {@code /mqtt},
+ * sub-protocols {@code mqtt} and {@code mqttv3.1}), framing by Netty's MQTT codec bounded by the
+ * broker's maximum packet size, then the connection handler that owns the client.
+ */
+public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
+
+    /** Path of the WebSocket endpoint, as most MQTT-over-WebSocket clients expect by default. */
+    public static final String WEBSOCKET_PATH = "/mqtt";
+
+    private final SslContext ssl;
+    private final boolean webSocket;
+    private final int maxPacketSize;
+    private final Supplier<ChannelHandler> connectionHandler;
+
+    /**
+     * @param ssl               TLS context, or null for no TLS
+     * @param webSocket         whether MQTT is carried in WebSocket frames
+     * @param maxPacketSize     largest packet accepted, in bytes
+     * @param connectionHandler makes the handler of one new connection
+     */
+    public MqttChannelInitializer(SslContext ssl, boolean webSocket, int maxPacketSize,
+                                  Supplier<ChannelHandler> connectionHandler) {
+        this.ssl = ssl;
+        this.webSocket = webSocket;
+        this.maxPacketSize = maxPacketSize;
+        this.connectionHandler = connectionHandler;
+    }
+
+    @Override
+    protected void initChannel(Channel ch) {
+        ChannelPipeline p = ch.pipeline();
+        if (ssl != null) {
+            p.addLast("tls", ssl.newHandler(ch.alloc()));
+        }
+        if (webSocket) {
+            p.addLast("http", new HttpServerCodec())
+                    .addLast("httpAggregator", new HttpObjectAggregator(64 * 1024))
+                    .addLast("webSocket", new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
+                            .websocketPath(WEBSOCKET_PATH)
+                            .subprotocols("mqtt,mqttv3.1")
+                            .maxFramePayloadLength(maxPacketSize + 5)
+                            .allowMaskMismatch(false)
+                            .build()))
+                    .addLast("webSocketFrames", new WebSocketFrameCodec());
+        }
+        p.addLast("mqttDecoder", new MqttDecoder(maxPacketSize))
+                .addLast("mqttEncoder", MqttEncoder.INSTANCE)
+                .addLast("connection", connectionHandler.get());
+    }
+}
