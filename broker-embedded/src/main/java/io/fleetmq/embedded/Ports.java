@@ -1,0 +1,102 @@
+package io.fleetmq.embedded;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Port and address helpers shared by the embedded services. */
+final class Ports {
+
+    private Ports() {
+    }
+
+    /**
+     * Replaces each {@code 0} by a free port on {@code host}. All probe sockets are held open until every port is
+     * chosen so that two zeros never get the same port.
+     */
+    static int[] resolve(String service, String host, int... requested) {
+        InetAddress address = address(service, host);
+        int[] resolved = requested.clone();
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < resolved.length; i++) {
+                if (resolved[i] == 0) {
+                    ServerSocket socket = new ServerSocket();
+                    held.add(socket);
+                    socket.bind(new InetSocketAddress(address, 0));
+                    resolved[i] = socket.getLocalPort();
+                }
+            }
+        } catch (IOException e) {
+            throw EmbeddedServiceException.of(service, "no free port on " + host + ": " + e.getMessage(), e);
+        } finally {
+            held.forEach(Ports::closeQuietly);
+        }
+        return resolved;
+    }
+
+    /**
+     * Fails fast with a clear message when something already listens on the port. The services would fail too,
+     * but Kafka, Redis and PostgreSQL each report it differently and some only in their own log.
+     */
+    static void requireFree(String service, String host, int port) {
+        InetAddress address = address(service, host);
+        try (ServerSocket socket = new ServerSocket()) {
+            // Same option the services use, so a port lingering in TIME_WAIT is not reported as taken.
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(address, port));
+        } catch (BindException e) {
+            throw portInUse(service, host, port, e);
+        } catch (IOException e) {
+            throw EmbeddedServiceException.of(service, "cannot bind port " + port + " on " + host + ": " + e.getMessage(), e);
+        }
+    }
+
+    static EmbeddedServiceException portInUse(String service, String host, int port, Throwable cause) {
+        return EmbeddedServiceException.of(service, "port " + port + " on " + host + " is already in use", cause);
+    }
+
+    /** The address clients should use: a wildcard bind is reachable on loopback, anything else as given. */
+    static String connectHost(String host) {
+        return isWildcard(host) ? "127.0.0.1" : host;
+    }
+
+    static boolean isWildcard(String host) {
+        return "0.0.0.0".equals(host) || "::".equals(host) || "[::]".equals(host);
+    }
+
+    static boolean isLoopback(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** {@code host:port} with IPv6 literals in brackets, as URLs and Kafka listeners need. */
+    static String hostPort(String host, int port) {
+        boolean ipv6Literal = host.indexOf(':') >= 0 && !host.startsWith("[");
+        return (ipv6Literal ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    private static InetAddress address(String service, String host) {
+        try {
+            return InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw EmbeddedServiceException.of(service, "unknown host " + host, e);
+        }
+    }
+
+    private static void closeQuietly(ServerSocket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // a probe socket that fails to close frees its port anyway when the JVM reclaims it
+        }
+    }
+}

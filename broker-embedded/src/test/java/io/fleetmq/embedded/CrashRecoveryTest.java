@@ -1,0 +1,126 @@
+package io.fleetmq.embedded;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A JVM killed with SIGKILL leaves its Redis and PostgreSQL running; the next start must take over cleanly. */
+class CrashRecoveryTest {
+
+    @TempDir
+    Path dataDir;
+
+    @Test
+    void servicesLeftRunningByAKilledJvmAreReplacedAndTheirDataKept() throws Exception {
+        Process owner = new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"),
+                CrashedOwner.class.getName(), dataDir.toString())
+                .redirectErrorStream(true)
+                .start();
+        List<String> ownerOutput = new ArrayList<>();
+        try {
+            CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
+            assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
+        } finally {
+            owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+
+        long redisPid = pid(dataDir.resolve("redis").resolve("redis.pid"));
+        long postgresPid = pid(dataDir.resolve("postgres").resolve("postmaster.pid"));
+        assertTrue(running(redisPid), "Redis outlived its killed JVM");
+        assertTrue(running(postgresPid), "PostgreSQL outlived its killed JVM");
+
+        try (EmbeddedServices services = EmbeddedServices.start(EmbeddedServicesConfig.allOnLoopback(dataDir))) {
+            assertFalse(running(redisPid), "left-over Redis was stopped");
+            assertFalse(running(postgresPid), "left-over PostgreSQL was stopped");
+
+            RedisClient redis = RedisClient.create(services.redisUrl());
+            try (StatefulRedisConnection<String, String> connection = redis.connect()) {
+                assertEquals(CrashedOwner.VALUE, connection.sync().get(CrashedOwner.KEY));
+            } finally {
+                redis.shutdown(0, 5, TimeUnit.SECONDS);
+            }
+            try (Connection connection = DriverManager.getConnection(
+                    services.databaseUrl(), services.databaseUser(), services.databasePassword());
+                 Statement statement = connection.createStatement();
+                 ResultSet rows = statement.executeQuery("SELECT body FROM crash_check")) {
+                assertTrue(rows.next());
+                assertEquals(CrashedOwner.VALUE, rows.getString(1));
+            }
+            assertEquals(List.of(CrashedOwner.VALUE), kafkaValues(services.kafkaBootstrapServers()));
+        }
+    }
+
+    private static boolean awaitReady(Process owner, List<String> output) {
+        try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(owner.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                synchronized (output) {
+                    output.add(line);
+                }
+                if (line.equals(CrashedOwner.READY)) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    private static List<String> kafkaValues(String bootstrapServers) {
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class))) {
+            TopicPartition partition = new TopicPartition(CrashedOwner.TOPIC, 0);
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (values.isEmpty() && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
+                    values.add(record.value());
+                }
+            }
+        }
+        return values;
+    }
+
+    private static long pid(Path pidFile) throws java.io.IOException {
+        return Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).strip());
+    }
+
+    /** Alive and not a zombie waiting for init to reap it (zombies have no command line). */
+    private static boolean running(long pid) {
+        return ProcessHandle.of(pid).map(p -> p.isAlive() && p.info().commandLine().isPresent()).orElse(false);
+    }
+}
