@@ -88,6 +88,12 @@ public final class BrokerNode implements AutoCloseable {
 
     private void startAll(Mode mode) {
         long t0 = System.nanoTime();
+        if (mode == Mode.NODE) {
+            // Refuse before anything binds or starts.
+            requireExternal(config.kafkaExternal(), "Kafka", "kafka.bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS)");
+            requireExternal(config.redisExternal(), "Redis", "redis.url (REDIS_URL)");
+            requireExternal(config.databaseExternal(), "PostgreSQL", "database.url (DATABASE_URL)");
+        }
         log.info("Starting FleetMQ node {} in {} mode, data in {}", config.nodeId(),
                 mode.name().toLowerCase(java.util.Locale.ROOT), config.dataDir());
 
@@ -103,7 +109,7 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("admin HTTP", http));
         log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.listener().address());
 
-        resolveDependencies(mode);
+        resolveDependencies();
 
         KafkaClients kafka = new KafkaClients(kafkaSettings, config.nodeId());
         Admin admin = kafka.admin();
@@ -143,12 +149,7 @@ public final class BrokerNode implements AutoCloseable {
     }
 
     /** Picks, per dependency, the external server from the configuration or an embedded one. */
-    private void resolveDependencies(Mode mode) {
-        if (mode == Mode.NODE) {
-            requireExternal(config.kafkaExternal(), "Kafka", "kafka.bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS)");
-            requireExternal(config.redisExternal(), "Redis", "redis.url (REDIS_URL)");
-            requireExternal(config.databaseExternal(), "PostgreSQL", "database.url (DATABASE_URL)");
-        }
+    private void resolveDependencies() {
         boolean needKafka = !config.kafkaExternal();
         boolean needRedis = !config.redisExternal();
         boolean needPostgres = !config.databaseExternal();

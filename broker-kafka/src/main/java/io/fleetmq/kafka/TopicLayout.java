@@ -8,14 +8,17 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +63,7 @@ public final class TopicLayout {
      */
     public void ensure() {
         List<NewTopic> declared = declaredTopics();
-        Set<String> existing = await(admin.listTopics().names(), "list topics");
+        Set<String> existing = await(() -> admin.listTopics().names(), "list topics");
         List<NewTopic> missing = declared.stream().filter(t -> !existing.contains(t.name())).toList();
         if (!missing.isEmpty()) {
             create(missing);
@@ -71,9 +74,8 @@ public final class TopicLayout {
     private void create(List<NewTopic> missing) {
         try {
             admin.createTopics(missing).all().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            for (NewTopic t : missing) {
-                log.info("Created Kafka topic {} ({} partitions)", t.name(), t.numPartitions());
-            }
+            log.info("Created Kafka topics {}", missing.stream()
+                    .map(t -> t.name() + " (" + t.numPartitions() + ")").toList());
         } catch (ExecutionException e) {
             // Another node starting at the same moment may have created some of them first.
             if (!(e.getCause() instanceof TopicExistsException)) {
@@ -90,10 +92,10 @@ public final class TopicLayout {
 
     private void verify(List<NewTopic> declared) {
         Collection<String> names = declared.stream().map(NewTopic::name).toList();
-        Map<String, TopicDescription> descriptions = await(admin.describeTopics(names).allTopicNames(), "describe topics");
+        Map<String, TopicDescription> descriptions = await(() -> admin.describeTopics(names).allTopicNames(), "describe topics");
         List<ConfigResource> resources = topics.stateTopics().stream()
                 .map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
-        Map<ConfigResource, Config> configs = await(admin.describeConfigs(resources).all(), "describe topic configs");
+        Map<ConfigResource, Config> configs = await(() -> admin.describeConfigs(resources).all(), "describe topic configs");
 
         for (String state : topics.stateTopics()) {
             int partitions = descriptions.get(state).partitions().size();
@@ -123,17 +125,37 @@ public final class TopicLayout {
         return new NewTopic(name, partitions, settings.replicationFactor()).configs(config);
     }
 
-    private <T> T await(org.apache.kafka.common.KafkaFuture<T> future, String what) {
+    /**
+     * Waits for {@code request}; retries while Kafka says a topic is unknown, because a topic just
+     * created becomes visible to metadata requests a moment after the create call returns.
+     */
+    private <T> T await(Supplier<KafkaFuture<T>> request, String what) {
+        long deadline = System.nanoTime() + settings.requestTimeout().toNanos();
+        while (true) {
+            try {
+                return request.get().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                boolean propagating = e.getCause() instanceof UnknownTopicOrPartitionException;
+                if (!propagating || System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cannot " + what + ": " + e.getCause().getMessage(), e.getCause());
+                }
+                sleepBriefly();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while trying to " + what, e);
+            } catch (TimeoutException e) {
+                throw new IllegalStateException("Kafka did not answer '" + what + "' within "
+                        + settings.requestTimeout().toSeconds() + " s", e);
+            }
+        }
+    }
+
+    private static void sleepBriefly() {
         try {
-            return future.get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("cannot " + what + ": " + e.getCause().getMessage(), e.getCause());
+            Thread.sleep(50);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while trying to " + what, e);
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("Kafka did not answer '" + what + "' within "
-                    + settings.requestTimeout().toSeconds() + " s", e);
+            throw new IllegalStateException("interrupted while waiting for new topics", e);
         }
     }
 }

@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -116,8 +115,7 @@ public final class Settings {
 
     private static void flatten(String prefix, JsonNode node, Map<String, String> out, String source) {
         if (node.isObject()) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> field = it.next();
+            for (Map.Entry<String, JsonNode> field : node.properties()) {
                 String key = prefix.isEmpty() ? field.getKey() : prefix + "." + field.getKey();
                 flatten(key, field.getValue(), out, source);
             }

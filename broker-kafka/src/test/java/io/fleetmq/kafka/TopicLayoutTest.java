@@ -1,0 +1,95 @@
+package io.fleetmq.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.testkit.TestServices;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Against the embedded Kafka of the test kit. Each test uses its own topic prefix. */
+class TopicLayoutTest {
+
+    private KafkaSettings settings;
+    private BrokerTopics topics;
+    private KafkaClients clients;
+    private Admin admin;
+
+    @BeforeEach
+    void setUp() {
+        String prefix = "t" + UUID.randomUUID().toString().substring(0, 8) + ".";
+        settings = new KafkaSettings(TestServices.shared().kafkaBootstrapServers(), prefix, 4, 3, 2, (short) 1,
+                Duration.ofSeconds(10));
+        topics = new BrokerTopics(prefix);
+        clients = new KafkaClients(settings, "test-node");
+        admin = clients.admin();
+    }
+
+    @AfterEach
+    void tearDown() {
+        admin.close();
+    }
+
+    @Test
+    void createsEveryTopicWithItsPartitionsAndCompactsTheStateTopics() throws Exception {
+        new TopicLayout(admin, settings, topics).ensure();
+
+        Map<String, TopicDescription> d = admin.describeTopics(List.of(topics.publish(), topics.sessionEvents(),
+                topics.devicePersisted(), topics.sessions())).allTopicNames().get();
+        assertEquals(4, d.get(topics.publish()).partitions().size());
+        assertEquals(3, d.get(topics.sessionEvents()).partitions().size());
+        assertEquals(2, d.get(topics.devicePersisted()).partitions().size());
+        for (String state : topics.stateTopics()) {
+            ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, state);
+            String policy = admin.describeConfigs(List.of(r)).all().get().get(r)
+                    .get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
+            assertEquals("compact", policy, state);
+            assertEquals(1, admin.describeTopics(List.of(state)).allTopicNames().get().get(state).partitions().size());
+        }
+    }
+
+    @Test
+    void ensureIsIdempotent() {
+        new TopicLayout(admin, settings, topics).ensure();
+        new TopicLayout(admin, settings, topics).ensure();
+    }
+
+    @Test
+    void refusesAStateTopicWithSeveralPartitions() throws Exception {
+        admin.createTopics(List.of(new NewTopic(topics.retained(), 3, (short) 1)
+                .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, "compact")))).all().get();
+        TopicLayoutException e = assertThrows(TopicLayoutException.class,
+                () -> new TopicLayout(admin, settings, topics).ensure());
+        assertTrue(e.getMessage().contains(topics.retained() + " has 3 partitions"), e.getMessage());
+    }
+
+    @Test
+    void refusesAStateTopicThatIsNotCompacted() throws Exception {
+        admin.createTopics(List.of(new NewTopic(topics.sessions(), 1, (short) 1))).all().get();
+        TopicLayoutException e = assertThrows(TopicLayoutException.class,
+                () -> new TopicLayout(admin, settings, topics).ensure());
+        assertTrue(e.getMessage().contains(topics.sessions() + " has cleanup.policy=delete"), e.getMessage());
+    }
+
+    @Test
+    void healthCheckIsUpAgainstTheEmbeddedKafkaAndDownAgainstNothing() {
+        assertTrue(new KafkaHealthCheck(admin, settings).check().up());
+        KafkaSettings nowhere = new KafkaSettings("127.0.0.1:1", "x.", 1, 1, 1, (short) 1, Duration.ofMillis(800));
+        try (Admin unreachable = new KafkaClients(nowhere, "test-node").admin()) {
+            var status = new KafkaHealthCheck(unreachable, nowhere).check();
+            assertEquals(false, status.up());
+            assertTrue(status.detail().contains("127.0.0.1:1"), status.detail());
+        }
+    }
+}
