@@ -1,0 +1,77 @@
+package io.fleetmq.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.app.config.BrokerConfig;
+import io.fleetmq.app.config.ConfigException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LauncherTest {
+
+    @TempDir
+    Path dir;
+
+    private final Map<String, String> env = new HashMap<>();
+
+    private BrokerConfig configure(String... args) {
+        return new Launcher(env::get, System.out).configure(Launcher.parse(args));
+    }
+
+    @Test
+    void standaloneIsTheDefaultCommand() {
+        assertEquals(Mode.STANDALONE, Launcher.parse().mode());
+        assertEquals(Mode.NODE, Launcher.parse("node").mode());
+        assertEquals(Mode.SERVICES, Launcher.parse("services", "--config", "x.yml").mode());
+        assertEquals(Path.of("x.yml"), Launcher.parse("--config=x.yml").configFile());
+    }
+
+    @Test
+    void badCommandLinesAreRefusedWithAReason() {
+        assertTrue(assertThrows(ConfigException.class, () -> Launcher.parse("start")).getMessage()
+                .contains("unknown command 'start'"));
+        assertTrue(assertThrows(ConfigException.class, () -> Launcher.parse("node", "extra")).getMessage()
+                .contains("unexpected argument 'extra'"));
+        assertTrue(assertThrows(ConfigException.class, () -> Launcher.parse("--config")).getMessage()
+                .contains("--config needs a file name"));
+    }
+
+    @Test
+    void helpPrintsUsageAndStartsNothing() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertNull(new Launcher(env::get, new PrintStream(out, true, StandardCharsets.UTF_8)).run("--help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("Usage: java -jar fleetmq.jar"));
+    }
+
+    @Test
+    void aConfigFileInTheDataDirectoryIsPickedUp() throws Exception {
+        env.put("BROKER_DATA_DIR", dir.toString());
+        Files.writeString(dir.resolve("fleetmq.yml"), "listeners:\n  tcp:\n    port: 1999\n");
+        assertEquals(1999, configure().tcp().port());
+    }
+
+    @Test
+    void anExplicitConfigFileWinsOverTheOneInTheDataDirectory() throws Exception {
+        env.put("BROKER_DATA_DIR", dir.toString());
+        Files.writeString(dir.resolve("fleetmq.yml"), "listeners:\n  tcp:\n    port: 1999\n");
+        Path other = dir.resolve("other.yml");
+        Files.writeString(other, "listeners:\n  tcp:\n    port: 2001\n");
+        assertEquals(2001, configure("--config", other.toString()).tcp().port());
+    }
+
+    @Test
+    void theNodeIdComesFromTheHostNameWhenUnset() {
+        env.put("HOSTNAME", "broker-7");
+        assertEquals("broker-7", configure().nodeId());
+    }
+}
