@@ -24,7 +24,6 @@ import io.fleetmq.transport.EventLoops;
 import io.fleetmq.transport.ListenerBindException;
 import io.fleetmq.transport.Listeners;
 import io.fleetmq.transport.mqtt.MqttChannelInitializer;
-import io.fleetmq.transport.mqtt.UnavailableConnectionHandler;
 import io.micrometer.core.instrument.Gauge;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -114,6 +113,7 @@ public final class BrokerNode implements AutoCloseable {
         KafkaClients kafka = new KafkaClients(kafkaSettings, config.nodeId());
         Admin admin = kafka.admin();
         started.push(new Stoppable("Kafka admin client", admin));
+        BrokerTopics topics = new BrokerTopics(kafkaSettings.topicPrefix());
         KafkaHealthCheck kafkaHealth = new KafkaHealthCheck(admin, kafkaSettings);
         HealthStatus kafkaStatus = kafkaHealth.check();
         if (!kafkaStatus.up()) {
@@ -122,7 +122,7 @@ public final class BrokerNode implements AutoCloseable {
         }
         readiness.register(kafkaHealth);
         try {
-            new TopicLayout(admin, kafkaSettings, new BrokerTopics(kafkaSettings.topicPrefix())).ensure();
+            new TopicLayout(admin, kafkaSettings, topics).ensure();
         } catch (TopicLayoutException e) {
             throw new StartupException(e.getMessage() + " (kafka.topic-prefix, KAFKA_TOPIC_PREFIX)", e);
         } catch (IllegalStateException e) {
@@ -138,7 +138,10 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("Redis connection", redis));
         readiness.register(redis.healthCheck());
 
-        bindMqttListeners(loops);
+        Messaging messaging = new Messaging(config, kafka, metrics.registry());
+        started.push(new Stoppable("messaging", messaging));
+
+        bindMqttListeners(loops, messaging);
 
         readiness.started();
         double seconds = (System.nanoTime() - t0) / 1e9;
@@ -189,7 +192,7 @@ public final class BrokerNode implements AutoCloseable {
         }
     }
 
-    private void bindMqttListeners(EventLoops loops) {
+    private void bindMqttListeners(EventLoops loops, Messaging messaging) {
         SslContext ssl = config.tls().enabled() || config.wss().enabled() ? sslContext() : null;
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
@@ -199,7 +202,7 @@ public final class BrokerNode implements AutoCloseable {
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.maxPacketSize(), () -> UnavailableConnectionHandler.INSTANCE);
+                    config.maxPacketSize(), messaging.connectionHandlers());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);

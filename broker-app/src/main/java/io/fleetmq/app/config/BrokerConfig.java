@@ -3,6 +3,7 @@ package io.fleetmq.app.config;
 import io.fleetmq.kafka.KafkaSettings;
 import io.fleetmq.persistence.redis.RedisSettings;
 import io.fleetmq.persistence.sql.DatabaseSettings;
+import io.fleetmq.session.MqttLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +27,8 @@ public record BrokerConfig(
         Path tlsKeyFile,
         int httpPort,
         int maxPacketSize,
+        MqttLimits mqttLimits,
+        int connectTimeoutSeconds,
         KafkaSettings kafka,
         RedisSettings redis,
         DatabaseSettings database,
@@ -91,6 +94,16 @@ public record BrokerConfig(
                 key,
                 s.port("listeners.http.port"),
                 s.integer("mqtt.max-packet-size", 16, 268_435_455),
+                new MqttLimits(
+                        s.integer("mqtt.receive-maximum", 1, 65_535),
+                        s.integer("mqtt.max-packet-size", 16, 268_435_455),
+                        s.integer("mqtt.topic-alias-maximum", 0, 65_535),
+                        s.integer("mqtt.max-keep-alive", 0, 65_535),
+                        s.longValue("mqtt.max-session-expiry", 0, 0xFFFF_FFFFL),
+                        s.integer("mqtt.max-queued-messages", 1, 10_000_000),
+                        s.integer("mqtt.max-queued-qos0", 0, 10_000_000),
+                        s.integer("mqtt.outbound-topic-alias-maximum", 0, 65_535)),
+                s.integer("mqtt.connect-timeout", 1, 3_600),
                 new KafkaSettings(
                         s.string("kafka.bootstrap-servers"),
                         s.string("kafka.topic-prefix"),

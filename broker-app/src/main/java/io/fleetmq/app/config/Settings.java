@@ -151,10 +151,14 @@ public final class Settings {
     }
 
     public int integer(String key, int min, int max) {
+        return (int) longValue(key, min, max);
+    }
+
+    public long longValue(String key, long min, long max) {
         String raw = string(key);
-        int value;
+        long value;
         try {
-            value = Integer.parseInt(raw);
+            value = Long.parseLong(raw);
         } catch (NumberFormatException e) {
             throw invalid(key, raw, "is not a whole number");
         }

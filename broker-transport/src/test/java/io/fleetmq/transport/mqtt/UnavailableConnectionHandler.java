@@ -12,14 +12,14 @@ import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttVersion;
 
 /**
- * Answers every CONNECT with "Server unavailable" (0x88 for MQTT 5, return code 3 for 3.1.1) and
+ * Test stand-in for the connection handler: answers every CONNECT with "Server unavailable" (0x88 for MQTT 5, return code 3 for 3.1.1) and
  * closes: the listener is up and reachable, but this node does not serve sessions on it. Anything
  * else, including a packet that does not decode, closes the connection.
  */
 @ChannelHandler.Sharable
-public final class UnavailableConnectionHandler extends SimpleChannelInboundHandler<MqttMessage> {
+final class UnavailableConnectionHandler extends SimpleChannelInboundHandler<MqttMessage> {
 
-    public static final UnavailableConnectionHandler INSTANCE = new UnavailableConnectionHandler();
+    static final UnavailableConnectionHandler INSTANCE = new UnavailableConnectionHandler();
 
     private UnavailableConnectionHandler() {
     }

@@ -1,12 +1,14 @@
-package io.fleetmq.transport;
+package io.fleetmq.transport.mqtt;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fleetmq.transport.mqtt.MqttChannelInitializer;
-import io.fleetmq.transport.mqtt.UnavailableConnectionHandler;
+import io.fleetmq.transport.BoundListener;
+import io.fleetmq.transport.EventLoops;
+import io.fleetmq.transport.ListenerBindException;
+import io.fleetmq.transport.Listeners;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

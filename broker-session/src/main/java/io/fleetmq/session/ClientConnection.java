@@ -1,0 +1,29 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.ProtocolVersion;
+
+/**
+ * One network connection of a client, as the session layer sees it; implemented by the transport.
+ * Every method may be called from the session's actor thread and must not block.
+ */
+public interface ClientConnection {
+
+    /** Queues a packet for the client and flushes. */
+    void send(Packet packet);
+
+    /** Sends {@code last} (may be null), then closes the connection. */
+    void sendAndClose(Packet last);
+
+    /** Whether the socket's outbound buffer has room; the session holds back QoS 0 traffic when not. */
+    boolean isWritable();
+
+    /** Arms keep-alive: the connection ends when nothing arrives within 1.5 times this (0 = off) [MQTT-3.1.2-22]. */
+    void keepAlive(int seconds);
+
+    /** The protocol version negotiated by CONNECT. */
+    ProtocolVersion version();
+
+    /** Client's address, for logs. */
+    String remoteAddress();
+}

@@ -1,0 +1,53 @@
+package io.fleetmq.session;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Counts every message the broker does not deliver, by reason (promise 5: nothing is lost
+ * silently). Exposed as {@code fleetmq_messages_dropped_total{reason=...}}.
+ */
+public final class MessageDrops {
+
+    /** Why a message was not delivered to one subscriber. */
+    public enum Reason {
+        /** Its message expiry interval passed before it could be sent. */
+        EXPIRED,
+        /** QoS 0 while the client's socket was not writable and its bounded queue was full. */
+        QOS0_QUEUE_FULL,
+        /** QoS 0 for a client that is not connected (QoS 0 is not queued for offline sessions). */
+        CLIENT_OFFLINE_QOS0,
+        /** The session's bounded QoS 1/2 queue was full; the oldest message went. */
+        SESSION_QUEUE_FULL,
+        /** Larger than the client's Maximum Packet Size. */
+        PACKET_TOO_LARGE,
+        /** A PUBLISH (or will) Kafka did not confirm; never acknowledged to the publisher. */
+        PUBLISH_NOT_STORED,
+        /** Routed to a session that no longer exists. */
+        NO_SESSION,
+        /** Queued or unacknowledged when its session ended. */
+        SESSION_ENDED
+    }
+
+    private final MeterRegistry registry;
+    private final Map<Reason, Counter> counters = new ConcurrentHashMap<>();
+
+    public MessageDrops(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    public void count(Reason reason) {
+        counters.computeIfAbsent(reason, r -> Counter.builder("fleetmq.messages.dropped")
+                .description("Messages not delivered, by reason")
+                .tag("reason", r.name().toLowerCase(java.util.Locale.ROOT))
+                .register(registry)).increment();
+    }
+
+    /** How many were dropped for {@code reason} so far. */
+    public double total(Reason reason) {
+        Counter c = counters.get(reason);
+        return c == null ? 0 : c.count();
+    }
+}

@@ -1,0 +1,24 @@
+package io.fleetmq.session;
+
+/**
+ * What the broker offers and enforces per client; sent to MQTT 5 clients in CONNACK.
+ *
+ * @param receiveMaximum       QoS 1/2 PUBLISH a client may have unacknowledged towards us
+ * @param maximumPacketSize    largest packet we accept, bytes
+ * @param topicAliasMaximum    aliases a client may use towards us (0 = none)
+ * @param maxKeepAliveSeconds  upper bound of a client's keep-alive; larger requests are lowered and
+ *                             the value returned as Server Keep Alive (0 = no bound)
+ * @param maxSessionExpirySeconds upper bound of a session's expiry interval
+ * @param maxQueuedMessages    QoS 1/2 messages held for one session beyond its in-flight window
+ *                             (also while it is offline); beyond that the oldest is dropped and counted
+ * @param maxQueuedQos0        QoS 0 messages held while a client's socket is not writable
+ * @param maxOutboundAliases   aliases the broker assigns towards a client at most (bounded by its own maximum)
+ */
+public record MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAliasMaximum, int maxKeepAliveSeconds,
+                         long maxSessionExpirySeconds, int maxQueuedMessages, int maxQueuedQos0,
+                         int maxOutboundAliases) {
+
+    public static MqttLimits defaults() {
+        return new MqttLimits(1024, 1_048_576, 64, 0, 0xFFFF_FFFFL, 10_000, 1_000, 64);
+    }
+}

@@ -1,0 +1,724 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.actor.Mailbox;
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.Packet.Ack;
+import io.fleetmq.core.mqtt.Packet.AckType;
+import io.fleetmq.core.mqtt.ProtocolVersion;
+import io.fleetmq.core.mqtt.ProtocolViolation;
+import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.core.subscription.Subscription;
+import io.fleetmq.core.topic.InvalidTopicException;
+import io.fleetmq.core.topic.SharedSubscription;
+import io.fleetmq.core.topic.TopicNames;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client session and, while the client is connected, its connection: the MQTT state machine
+ * of DESIGN.md "The client actor". Every input (packets, deliveries, Kafka callbacks, timers)
+ * arrives through the mailbox, so the fields below are touched by one thread at a time and need
+ * no locks.
+ */
+public final class SessionActor {
+
+    private static final Logger log = LoggerFactory.getLogger(SessionActor.class);
+    private static final long NEVER_EXPIRES = 0xFFFF_FFFFL;
+
+    private final String clientId;
+    private final SessionServices services;
+    private final SessionRegistry registry;
+    private final Mailbox mailbox;
+    /** Read by other threads (routing shared subscriptions); written only by the actor. */
+    private volatile boolean online;
+    private volatile boolean ended;
+
+    // ---- the connection (null while offline)
+    private ClientConnection connection;
+    private ProtocolVersion version = ProtocolVersion.V5;
+    private boolean problemInformation = true;
+    private int clientReceiveMaximum = 65_535;
+    private long clientMaximumPacketSize;
+    private int clientTopicAliasMaximum;
+    private final Map<String, Integer> outboundAliases = new HashMap<>();
+    private final Map<Integer, String> inboundAliases = new HashMap<>();
+    /** QoS 1/2 PUBLISH received and not yet acknowledged by us (Receive Maximum, [MQTT-3.3.4-9]). */
+    private int inboundUnacknowledged;
+
+    // ---- the session (survives reconnects until it ends)
+    private long sessionExpirySeconds;
+    private Packet.Will will;
+    private ScheduledFuture<?> willTimer;
+    private ScheduledFuture<?> expiryTimer;
+    private final Map<String, Subscription> subscriptions = new HashMap<>();
+    /** QoS 2 packet IDs received from the client: false while Kafka stores it, true once PUBREC was sent. */
+    private final Map<Integer, Boolean> inboundQos2 = new HashMap<>();
+    /** QoS 1/2 sent and not yet completed, in send order, for resending on reconnect [MQTT-4.4.0-1]. */
+    private final LinkedHashMap<Integer, InFlight> inFlight = new LinkedHashMap<>();
+    /** QoS 1/2 waiting for room in the client's receive window (or for the client to come back). */
+    private final ArrayDeque<Delivery> queued = new ArrayDeque<>();
+    /** QoS 0 held while the socket is not writable. */
+    private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>();
+    private int lastPacketId;
+
+    /** A message on its way to this client, with the options of the subscriptions that matched. */
+    private record Delivery(BrokerMessage message, int qos, boolean retain, List<Integer> subscriptionIds) {
+    }
+
+    /** A QoS 1/2 PUBLISH sent; {@code released} once PUBREC came and PUBREL went out. */
+    private record InFlight(Packet.Publish publish, boolean released) {
+    }
+
+    SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
+        this.clientId = clientId;
+        this.services = services;
+        this.registry = registry;
+        this.mailbox = new Mailbox(services.actorPool(), "session " + clientId);
+    }
+
+    public String clientId() {
+        return clientId;
+    }
+
+    /** Whether a client is connected to this session now; may lag by one mailbox step. */
+    public boolean isOnline() {
+        return online;
+    }
+
+    // ======================================================================== inputs (any thread)
+
+    /** Queues a CONNECT for this session; false if the session has ended and a new one is needed. */
+    boolean attach(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
+        if (ended) {
+            return false;
+        }
+        mailbox.tell(() -> onConnect(conn, connect, assignedClientId));
+        return true;
+    }
+
+    /** A packet from {@code conn} (after its CONNECT). */
+    public void packet(ClientConnection conn, Packet packet) {
+        mailbox.tell(() -> {
+            if (conn != connection) {
+                return; // from a connection this session already dropped (taken over or closed)
+            }
+            try {
+                onPacket(packet);
+            } catch (ProtocolViolation v) {
+                disconnect(v.reasonCode(), v.getMessage(), true);
+            }
+        });
+    }
+
+    /** The transport found a protocol violation in what {@code conn} sent: end it with {@code code}. */
+    public void violation(ClientConnection conn, ReasonCode code, String reason) {
+        mailbox.tell(() -> {
+            if (conn == connection) {
+                disconnect(code, reason, true);
+            } else {
+                conn.sendAndClose(null);
+            }
+        });
+    }
+
+    /** The network connection ended without DISCONNECT, or the transport closed it. */
+    public void connectionLost(ClientConnection conn) {
+        mailbox.tell(() -> {
+            if (conn == connection) {
+                detach(true);
+            }
+        });
+    }
+
+    /** Nothing arrived within 1.5 times the keep-alive [MQTT-3.1.2-22]. */
+    public void keepAliveExpired(ClientConnection conn) {
+        mailbox.tell(() -> {
+            if (conn == connection) {
+                disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true);
+            }
+        });
+    }
+
+    /** The socket can take more data: send what QoS 0 traffic was held back. */
+    public void writable(ClientConnection conn) {
+        mailbox.tell(() -> {
+            if (conn == connection) {
+                drainQos0();
+            }
+        });
+    }
+
+    /** A message routed to this client; {@code matched} are its subscriptions that matched. */
+    public void deliver(BrokerMessage message, List<Subscription> matched) {
+        mailbox.tell(() -> onDeliver(message, matched));
+    }
+
+    void serverShutdown() {
+        mailbox.tell(() -> {
+            if (connection != null) {
+                // The client did nothing wrong: its will is not published on our shutdown, and its
+                // session stays for it to resume elsewhere [MQTT-3.14.2].
+                disconnect(ReasonCode.SERVER_SHUTTING_DOWN, "server shutting down", false);
+            }
+        });
+    }
+
+    // ======================================================================== CONNECT
+
+    private void onConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
+        if (ended) {
+            registry.connect(connect, conn); // this session ended meanwhile; a fresh one takes over
+            return;
+        }
+        boolean hadSession = !subscriptions.isEmpty() || !inFlight.isEmpty() || !queued.isEmpty()
+                || !inboundQos2.isEmpty() || sessionExpirySeconds > 0;
+        if (connection != null) {
+            // [MQTT-3.1.4-3] the existing connection is closed, with 0x8E for MQTT 5.
+            ClientConnection old = connection;
+            old.sendAndClose(old.version().isV5()
+                    ? Packet.Disconnect.of(ReasonCode.SESSION_TAKEN_OVER, reasonString("another connection took over this client ID"))
+                    : null);
+            boolean keepWillPending = !connect.cleanStart() && will != null && will.delaySeconds() > 0;
+            detachConnection();
+            if (!keepWillPending) {
+                publishWillNow();
+            }
+        }
+        // A reconnect cancels a will still waiting for its delay, and the session's expiry [MQTT-3.1.3-9].
+        cancelTimers();
+
+        boolean sessionPresent = hadSession && !connect.cleanStart();
+        if (connect.cleanStart()) {
+            clearSessionState();
+        }
+        connection = conn;
+        version = connect.version();
+        online = true;
+        problemInformation = connect.requestProblemInformation();
+        clientReceiveMaximum = connect.receiveMaximum() > 0 ? connect.receiveMaximum() : 65_535;
+        clientMaximumPacketSize = connect.maximumPacketSize() > 0 ? connect.maximumPacketSize() : 0;
+        clientTopicAliasMaximum = Math.min(Math.max(connect.topicAliasMaximum(), 0), services.limits().maxOutboundAliases());
+        outboundAliases.clear();
+        inboundAliases.clear();
+        inboundUnacknowledged = 0;
+        will = connect.will();
+
+        MqttLimits limits = services.limits();
+        long requestedExpiry;
+        if (version.isV5()) {
+            requestedExpiry = Math.max(0, connect.sessionExpirySeconds());
+        } else {
+            // 3.1.1: a clean session ends with the connection; otherwise it lasts until the client
+            // comes back with clean session set (bounded by the broker's maximum).
+            requestedExpiry = connect.cleanStart() ? 0 : NEVER_EXPIRES;
+        }
+        sessionExpirySeconds = Math.min(requestedExpiry, limits.maxSessionExpirySeconds());
+
+        int keepAlive = connect.keepAliveSeconds();
+        int serverKeepAlive = -1;
+        if (limits.maxKeepAliveSeconds() > 0 && (keepAlive == 0 || keepAlive > limits.maxKeepAliveSeconds())) {
+            keepAlive = limits.maxKeepAliveSeconds();
+            serverKeepAlive = keepAlive; // [MQTT-3.2.2-21] the client must use ours
+        }
+
+        conn.send(new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
+                sessionExpirySeconds != requestedExpiry ? sessionExpirySeconds : -1,
+                limits.receiveMaximum(), -1, true, limits.maximumPacketSize(), limits.topicAliasMaximum(),
+                true, true, true, serverKeepAlive, null, null));
+        conn.keepAlive(keepAlive);
+        log.debug("{} connected from {} ({}, session present {})", clientId, conn.remoteAddress(), version, sessionPresent);
+
+        // Resume: unacknowledged messages first, in their original order, with DUP set [MQTT-4.4.0-1].
+        for (Map.Entry<Integer, InFlight> e : inFlight.entrySet()) {
+            InFlight f = e.getValue();
+            conn.send(f.released()
+                    ? new Ack(AckType.PUBREL, e.getKey(), ReasonCode.SUCCESS, null)
+                    : withAlias(f.publish().withDup(true), false));
+        }
+        pump();
+    }
+
+    // ======================================================================== packets from the client
+
+    private void onPacket(Packet packet) {
+        switch (packet) {
+            case Packet.Publish p -> onPublish(p);
+            case Ack a -> onAck(a);
+            case Packet.Subscribe s -> onSubscribe(s);
+            case Packet.Unsubscribe u -> onUnsubscribe(u);
+            case Packet.PingReq ignored -> connection.send(new Packet.PingResp());
+            case Packet.Disconnect d -> onDisconnect(d);
+            case Packet.Connect ignored ->
+                    throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "second CONNECT"); // [MQTT-3.1.0-2]
+            case Packet.Auth ignored ->
+                    throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH without an authentication method");
+            default -> throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR,
+                    packet.getClass().getSimpleName() + " is not sent by clients");
+        }
+    }
+
+    private void onPublish(Packet.Publish p) {
+        String topic = resolveInboundTopic(p);
+        try {
+            TopicNames.validateTopicName(topic);
+        } catch (InvalidTopicException e) {
+            throw new ProtocolViolation(ReasonCode.TOPIC_NAME_INVALID, e.getMessage());
+        }
+        if (p.qos() > 0) {
+            if (p.qos() == 2 && inboundQos2.containsKey(p.packetId())) {
+                // A resend of a QoS 2 message we already have: acknowledge again, never store twice [MQTT-4.3.3-10].
+                if (inboundQos2.get(p.packetId())) {
+                    connection.send(new Ack(AckType.PUBREC, p.packetId(), ReasonCode.SUCCESS, null));
+                }
+                return;
+            }
+            if (inboundUnacknowledged >= services.limits().receiveMaximum()) {
+                throw new ProtocolViolation(ReasonCode.RECEIVE_MAXIMUM_EXCEEDED,
+                        "more than " + services.limits().receiveMaximum() + " unacknowledged QoS 1/2 messages");
+            }
+        }
+        if (p.payloadFormat() == 1 && !isUtf8(p.payload())) {
+            if (p.qos() == 0) {
+                throw new ProtocolViolation(ReasonCode.PAYLOAD_FORMAT_INVALID, "payload is not valid UTF-8");
+            }
+            connection.send(new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(),
+                    ReasonCode.PAYLOAD_FORMAT_INVALID, reasonString("payload is not valid UTF-8")));
+            return;
+        }
+        BrokerMessage message = new BrokerMessage(topic, p.payload(), p.qos(), p.retain(), clientId,
+                services.clock().getAsLong(), p.messageExpirySeconds(), p.payloadFormat(), p.contentType(),
+                p.responseTopic(), p.correlationData(), p.userProperties());
+        if (p.qos() == 2) {
+            inboundQos2.put(p.packetId(), false);
+        }
+        if (p.qos() > 0) {
+            inboundUnacknowledged++;
+        }
+        ClientConnection from = connection;
+        services.publishLog().append(message).whenComplete((ok, error) ->
+                mailbox.tell(() -> onStored(from, p, error)));
+    }
+
+    /** Kafka answered for an incoming PUBLISH: only now is it acknowledged (promise 1). */
+    private void onStored(ClientConnection from, Packet.Publish p, Throwable error) {
+        if (error != null) {
+            services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
+            log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, p.topic(), error.toString());
+        }
+        if (p.qos() == 2) {
+            if (error == null) {
+                inboundQos2.put(p.packetId(), true);
+            } else {
+                inboundQos2.remove(p.packetId());
+            }
+        }
+        if (from != connection) {
+            return; // the client left; a QoS 1/2 publisher resends on reconnect
+        }
+        if (p.qos() > 0) {
+            inboundUnacknowledged--;
+        }
+        if (error != null && !from.version().isV5()) {
+            // 3.1.1 has no way to say "not stored" in an acknowledgement: end the connection so
+            // the client resends, rather than acknowledging what was not stored.
+            disconnect(ReasonCode.UNSPECIFIED_ERROR, null, true);
+            return;
+        }
+        if (p.qos() == 0) {
+            return;
+        }
+        ReasonCode code = error == null ? ReasonCode.SUCCESS : ReasonCode.UNSPECIFIED_ERROR;
+        String reason = error == null ? null : reasonString("message not stored: " + error.getMessage());
+        from.send(new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason));
+    }
+
+    private String resolveInboundTopic(Packet.Publish p) {
+        int alias = p.topicAlias();
+        if (alias <= 0) {
+            if (p.topic().isEmpty()) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "empty topic without a topic alias");
+            }
+            return p.topic();
+        }
+        if (alias > services.limits().topicAliasMaximum()) {
+            throw new ProtocolViolation(ReasonCode.TOPIC_ALIAS_INVALID,
+                    "topic alias " + alias + " above the maximum " + services.limits().topicAliasMaximum()); // [MQTT-3.3.2-9]
+        }
+        if (!p.topic().isEmpty()) {
+            inboundAliases.put(alias, p.topic());
+            return p.topic();
+        }
+        String known = inboundAliases.get(alias);
+        if (known == null) {
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "unknown topic alias " + alias);
+        }
+        return known;
+    }
+
+    private void onAck(Ack a) {
+        int id = a.packetId();
+        switch (a.type()) {
+            case PUBACK -> {
+                InFlight f = inFlight.get(id);
+                if (f != null && f.publish().qos() == 1) {
+                    inFlight.remove(id);
+                    pump();
+                }
+            }
+            case PUBREC -> {
+                InFlight f = inFlight.get(id);
+                if (f == null || f.publish().qos() != 2) {
+                    connection.send(new Ack(AckType.PUBREL, id, ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
+                } else if (a.reasonCode().isError()) {
+                    inFlight.remove(id); // the client refused it; the flow ends here [MQTT-4.3.3-?]
+                    pump();
+                } else {
+                    inFlight.put(id, new InFlight(f.publish(), true));
+                    connection.send(new Ack(AckType.PUBREL, id, ReasonCode.SUCCESS, null));
+                }
+            }
+            case PUBCOMP -> {
+                InFlight f = inFlight.get(id);
+                if (f != null && f.released()) {
+                    inFlight.remove(id);
+                    pump();
+                }
+            }
+            case PUBREL -> {
+                Boolean stored = inboundQos2.remove(id);
+                // [MQTT-4.3.3-11] after PUBREL the ID may be reused; PUBCOMP either way.
+                connection.send(new Ack(AckType.PUBCOMP, id,
+                        stored == null ? ReasonCode.PACKET_IDENTIFIER_NOT_FOUND : ReasonCode.SUCCESS, null));
+            }
+        }
+    }
+
+    private void onSubscribe(Packet.Subscribe s) {
+        List<ReasonCode> codes = new ArrayList<>(s.subscriptions().size());
+        List<Subscription> added = new ArrayList<>();
+        for (Packet.TopicSubscription t : s.subscriptions()) {
+            SharedSubscription shared;
+            try {
+                shared = SharedSubscription.parse(t.filter());
+                TopicNames.validateTopicFilter(shared != null ? shared.filter() : t.filter());
+            } catch (InvalidTopicException e) {
+                codes.add(ReasonCode.TOPIC_FILTER_INVALID);
+                continue;
+            }
+            if (shared != null && t.noLocal()) {
+                // [MQTT-3.8.3-4] No Local on a shared subscription is a protocol error.
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "No Local set on shared subscription " + t.filter());
+            }
+            String filter = shared != null ? shared.filter() : t.filter();
+            String group = shared != null ? shared.group() : null;
+            Subscription sub = new Subscription(clientId, filter, group, t.qos(), t.noLocal(), t.retainAsPublished(),
+                    t.retainHandling(), s.subscriptionId(), services.nodeId());
+            Subscription previous = subscriptions.put(t.filter(), sub);
+            services.subscriptions().add(sub);
+            codes.add(grantedQos(t.qos()));
+            // Retained messages on subscribe, per Retain Handling [MQTT-3.3.1-9, -10, -11]; never for shared.
+            if (group == null && (t.retainHandling() == 0 || t.retainHandling() == 1 && previous == null)) {
+                added.add(sub);
+            }
+        }
+        connection.send(new Packet.SubAck(s.packetId(), codes, null));
+        for (Subscription sub : added) {
+            for (BrokerMessage retained : services.retained().match(sub.topicFilter())) {
+                if (retained.isExpired(services.clock().getAsLong())) {
+                    continue; // expired retained messages are no longer retained [MQTT-3.3.2-5]
+                }
+                List<Integer> ids = sub.subscriptionId() > 0 ? List.of(sub.subscriptionId()) : List.of();
+                enqueue(new Delivery(retained, Math.min(retained.qos(), sub.qos()), true, ids));
+            }
+        }
+    }
+
+    private void onUnsubscribe(Packet.Unsubscribe u) {
+        List<ReasonCode> codes = new ArrayList<>(u.filters().size());
+        for (String raw : u.filters()) {
+            Subscription removed = subscriptions.remove(raw);
+            if (removed != null) {
+                services.subscriptions().remove(clientId, removed.topicFilter(), removed.shareGroup());
+            }
+            codes.add(removed != null ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);
+        }
+        connection.send(new Packet.UnsubAck(u.packetId(), codes, null));
+    }
+
+    private void onDisconnect(Packet.Disconnect d) {
+        if (d.sessionExpirySeconds() >= 0) {
+            if (sessionExpirySeconds == 0 && d.sessionExpirySeconds() > 0) {
+                // [MQTT-3.14.2-2] a session that was to end with the connection cannot be extended now.
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "session expiry set on DISCONNECT after 0 on CONNECT");
+            }
+            sessionExpirySeconds = Math.min(d.sessionExpirySeconds(), services.limits().maxSessionExpirySeconds());
+        }
+        // 0x04 asks for the will; any other DISCONNECT from the client discards it [MQTT-3.1.2-10].
+        boolean publishWill = d.reasonCode() == ReasonCode.DISCONNECT_WITH_WILL;
+        ClientConnection conn = connection;
+        detach(publishWill);
+        conn.sendAndClose(null);
+    }
+
+    // ======================================================================== delivery to the client
+
+    private void onDeliver(BrokerMessage message, List<Subscription> matched) {
+        if (ended) {
+            services.drops().count(MessageDrops.Reason.NO_SESSION);
+            return;
+        }
+        int qos = -1;
+        boolean retain = false;
+        List<Integer> ids = new ArrayList<>(1);
+        for (Subscription sub : matched) {
+            if (sub.noLocal() && sub.shareGroup() == null && clientId.equals(message.publisherId())) {
+                continue; // [MQTT-3.8.3-3]
+            }
+            // One copy at the highest QoS of the overlapping subscriptions, with all their identifiers [MQTT-3.3.4-2/3].
+            qos = Math.max(qos, Math.min(message.qos(), sub.qos()));
+            retain |= sub.retainAsPublished() && message.retain(); // [MQTT-3.3.1-12/13]
+            if (sub.subscriptionId() > 0) {
+                ids.add(sub.subscriptionId());
+            }
+        }
+        if (qos < 0) {
+            return;
+        }
+        enqueue(new Delivery(message, qos, retain, ids));
+    }
+
+    private void enqueue(Delivery d) {
+        if (d.qos() == 0) {
+            if (connection == null) {
+                services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0);
+            } else if (connection.isWritable() && qos0Queued.isEmpty()) {
+                send(d);
+            } else if (qos0Queued.size() >= services.limits().maxQueuedQos0()) {
+                services.drops().count(MessageDrops.Reason.QOS0_QUEUE_FULL);
+            } else {
+                qos0Queued.add(d);
+            }
+            return;
+        }
+        if (queued.size() >= services.limits().maxQueuedMessages()) {
+            queued.poll(); // the oldest goes, so a returning client gets the newest
+            services.drops().count(MessageDrops.Reason.SESSION_QUEUE_FULL);
+        }
+        queued.add(d);
+        pump();
+    }
+
+    /** Sends queued QoS 1/2 messages while the client's receive window has room [MQTT-3.3.4-7]. */
+    private void pump() {
+        while (connection != null && inFlight.size() < clientReceiveMaximum && !queued.isEmpty()) {
+            send(queued.poll());
+        }
+    }
+
+    private void drainQos0() {
+        while (connection != null && connection.isWritable() && !qos0Queued.isEmpty()) {
+            send(qos0Queued.poll());
+        }
+    }
+
+    private void send(Delivery d) {
+        BrokerMessage m = d.message();
+        long remaining = m.remainingExpirySeconds(services.clock().getAsLong());
+        if (m.expiryIntervalSeconds() >= 0 && remaining <= 0) {
+            services.drops().count(MessageDrops.Reason.EXPIRED); // [MQTT-3.3.2-5]
+            return;
+        }
+        boolean v5 = version.isV5();
+        int packetId = d.qos() > 0 ? nextPacketId() : 0;
+        Packet.Publish publish = new Packet.Publish(m.topic(), 0, m.payload(), d.qos(), d.retain(), false, packetId,
+                v5 ? remaining : -1, v5 ? m.payloadFormat() : -1, v5 ? m.contentType() : null,
+                v5 ? m.responseTopic() : null, v5 ? m.correlationData() : null,
+                v5 ? m.userProperties() : List.of(), v5 ? d.subscriptionIds() : List.of());
+        if (clientMaximumPacketSize > 0 && PacketSizes.publish(publish, v5) > clientMaximumPacketSize) {
+            services.drops().count(MessageDrops.Reason.PACKET_TOO_LARGE); // [MQTT-3.1.2-25]
+            return;
+        }
+        if (d.qos() > 0) {
+            inFlight.put(packetId, new InFlight(publish, false));
+        }
+        connection.send(withAlias(publish, true));
+    }
+
+    /**
+     * Replaces the topic by an alias where the client allows aliases: a new topic gets the next
+     * free alias (sent with the topic once), a known one is sent as alias only.
+     */
+    private Packet.Publish withAlias(Packet.Publish p, boolean mayAssign) {
+        if (clientTopicAliasMaximum == 0) {
+            return p;
+        }
+        Integer alias = outboundAliases.get(p.topic());
+        String topic = p.topic();
+        if (alias != null) {
+            topic = "";
+        } else if (mayAssign && outboundAliases.size() < clientTopicAliasMaximum) {
+            alias = outboundAliases.size() + 1;
+            outboundAliases.put(p.topic(), alias);
+        } else {
+            return p;
+        }
+        return new Packet.Publish(topic, alias, p.payload(), p.qos(), p.retain(), p.dup(), p.packetId(),
+                p.messageExpirySeconds(), p.payloadFormat(), p.contentType(), p.responseTopic(), p.correlationData(),
+                p.userProperties(), p.subscriptionIds());
+    }
+
+    private int nextPacketId() {
+        // [MQTT-2.2.1-3] a new ID for each new QoS 1/2 PUBLISH, not one in use.
+        do {
+            lastPacketId = lastPacketId == 65_535 ? 1 : lastPacketId + 1;
+        } while (inFlight.containsKey(lastPacketId));
+        return lastPacketId;
+    }
+
+    // ======================================================================== leaving
+
+    /** Server-side DISCONNECT (MQTT 5 only: 3.1.1 has none, the connection just closes) [MQTT-4.13.1-1]. */
+    private void disconnect(ReasonCode code, String reason, boolean publishWill) {
+        ClientConnection conn = connection;
+        if (conn == null) {
+            return;
+        }
+        detach(publishWill);
+        conn.sendAndClose(conn.version().isV5() ? Packet.Disconnect.of(code, reasonString(reason)) : null);
+    }
+
+    private void detach(boolean publishWill) {
+        detachConnection();
+        if (publishWill && will != null) {
+            long delay = will.delaySeconds();
+            if (delay > 0 && sessionExpirySeconds > 0) {
+                // The will waits for its delay, or for the end of the session if that comes first [MQTT-3.1.3-9].
+                long wait = Math.min(delay, sessionExpirySeconds);
+                willTimer = services.timers().schedule(() -> mailbox.tell(this::onWillTimer), wait, TimeUnit.SECONDS);
+            } else {
+                publishWillNow();
+            }
+        } else {
+            will = null;
+        }
+        if (sessionExpirySeconds == 0) {
+            endSession();
+        } else if (sessionExpirySeconds != NEVER_EXPIRES) {
+            expiryTimer = services.timers().schedule(() -> mailbox.tell(this::onExpiryTimer),
+                    sessionExpirySeconds, TimeUnit.SECONDS);
+        }
+    }
+
+    private void detachConnection() {
+        connection = null;
+        online = false;
+        qos0Queued.forEach(d -> services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0));
+        qos0Queued.clear();
+    }
+
+    private void onWillTimer() {
+        willTimer = null;
+        if (connection == null) {
+            publishWillNow();
+        }
+    }
+
+    private void onExpiryTimer() {
+        expiryTimer = null;
+        if (connection == null) {
+            publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
+            endSession();
+        }
+    }
+
+    private void publishWillNow() {
+        Packet.Will w = will;
+        will = null;
+        if (willTimer != null) {
+            willTimer.cancel(false);
+            willTimer = null;
+        }
+        if (w == null) {
+            return;
+        }
+        BrokerMessage message = new BrokerMessage(w.topic(), w.payload(), w.qos(), w.retain(), clientId,
+                services.clock().getAsLong(), w.messageExpirySeconds(), w.payloadFormat(), w.contentType(),
+                w.responseTopic(), w.correlationData(), w.userProperties());
+        services.publishLog().append(message).whenComplete((ok, error) -> {
+            if (error != null) {
+                services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
+                log.warn("Will of {} to {} not stored in Kafka: {}", clientId, w.topic(), error.toString());
+            }
+        });
+    }
+
+    private void endSession() {
+        clearSessionState();
+        ended = true;
+        registry.ended(this);
+        mailbox.close();
+    }
+
+    private void clearSessionState() {
+        services.subscriptions().removeClient(clientId);
+        subscriptions.clear();
+        inboundQos2.clear();
+        int discarded = inFlight.size() + queued.size();
+        for (int i = 0; i < discarded; i++) {
+            services.drops().count(MessageDrops.Reason.SESSION_ENDED);
+        }
+        inFlight.clear();
+        queued.clear();
+    }
+
+    private void cancelTimers() {
+        if (expiryTimer != null) {
+            expiryTimer.cancel(false);
+            expiryTimer = null;
+        }
+        if (willTimer != null) {
+            willTimer.cancel(false);
+            willTimer = null;
+        }
+    }
+
+    // ======================================================================== helpers
+
+    /** [MQTT-3.1.2-29] no reason strings for a client that asked for no problem information. */
+    private String reasonString(String reason) {
+        return problemInformation ? reason : null;
+    }
+
+    private static ReasonCode grantedQos(int qos) {
+        return switch (qos) {
+            case 0 -> ReasonCode.SUCCESS;
+            case 1 -> ReasonCode.GRANTED_QOS_1;
+            default -> ReasonCode.GRANTED_QOS_2;
+        };
+    }
+
+    private static boolean isUtf8(byte[] bytes) {
+        try {
+            StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes));
+            return true;
+        } catch (CharacterCodingException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.mqtt.Packet;
+import java.util.Collection;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+/**
+ * The sessions living on this node, by client ID. A session outlives its connections (until it
+ * expires), so the actor is per session, not per connection: a reconnect or a take-over is one more
+ * message in the same mailbox, in order with the deliveries to it.
+ */
+public final class SessionRegistry {
+
+    private final SessionServices services;
+    private final ConcurrentMap<String, SessionActor> sessions = new ConcurrentHashMap<>();
+
+    public SessionRegistry(SessionServices services) {
+        this.services = services;
+    }
+
+    /**
+     * Hands an accepted CONNECT to the session of its client ID, creating the session if there is
+     * none; an empty client ID gets a unique one assigned [MQTT-3.1.3-6].
+     *
+     * @return the actor that now owns the connection
+     */
+    public SessionActor connect(Packet.Connect connect, ClientConnection connection) {
+        String assigned = null;
+        String clientId = connect.clientId();
+        if (clientId.isEmpty()) {
+            assigned = "auto-" + UUID.randomUUID();
+            clientId = assigned;
+        }
+        while (true) {
+            SessionActor actor = sessions.computeIfAbsent(clientId, id -> new SessionActor(id, services, this));
+            if (actor.attach(connection, connect, assigned)) {
+                return actor;
+            }
+            // That session has just ended; its actor removed itself. Try again with a fresh one.
+            sessions.remove(clientId, actor);
+        }
+    }
+
+    /** The session of {@code clientId} on this node, or null. */
+    public SessionActor get(String clientId) {
+        return sessions.get(clientId);
+    }
+
+    public Collection<SessionActor> all() {
+        return sessions.values();
+    }
+
+    public int size() {
+        return sessions.size();
+    }
+
+    void ended(SessionActor actor) {
+        sessions.remove(actor.clientId(), actor);
+    }
+
+    /** Tells every connected client the node is going away and ends its connection [MQTT-3.14.2]. */
+    public void shutdown() {
+        for (SessionActor actor : sessions.values()) {
+            actor.serverShutdown();
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package io.fleetmq.testkit;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.HexFormat;
+
+/**
+ * An MQTT peer that speaks raw bytes, for what real client libraries refuse to send: malformed
+ * packets, protocol violations, exact reason codes. Reads whole packets (fixed header, remaining
+ * length, body).
+ */
+public final class RawMqtt implements AutoCloseable {
+
+    private final Socket socket;
+    private final DataInputStream in;
+
+    private RawMqtt(Socket socket) throws IOException {
+        this.socket = socket;
+        this.in = new DataInputStream(socket.getInputStream());
+    }
+
+    public static RawMqtt connect(int port) throws IOException {
+        Socket socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(10_000);
+        socket.setTcpNoDelay(true);
+        return new RawMqtt(socket);
+    }
+
+    public RawMqtt send(byte[] bytes) throws IOException {
+        socket.getOutputStream().write(bytes);
+        socket.getOutputStream().flush();
+        return this;
+    }
+
+    public RawMqtt sendHex(String hex) throws IOException {
+        return send(HexFormat.of().parseHex(hex.replace(" ", "")));
+    }
+
+    /** The next whole packet, or null if the broker closed the connection. */
+    public byte[] read() throws IOException {
+        int first;
+        try {
+            first = in.read();
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("no packet from the broker within the socket timeout", e);
+        }
+        if (first < 0) {
+            return null;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(first);
+        int remaining = 0;
+        int multiplier = 1;
+        int b;
+        do {
+            b = in.read();
+            if (b < 0) {
+                throw new EOFException("connection closed inside a fixed header");
+            }
+            out.write(b);
+            remaining += (b & 0x7F) * multiplier;
+            multiplier *= 128;
+        } while ((b & 0x80) != 0);
+        byte[] body = new byte[remaining];
+        in.readFully(body);
+        out.write(body);
+        return out.toByteArray();
+    }
+
+    public String readHex() throws IOException {
+        byte[] p = read();
+        return p == null ? null : HexFormat.of().formatHex(p);
+    }
+
+    /** True once the broker closed the connection (reading until end of stream). */
+    public boolean closedByBroker() throws IOException {
+        try {
+            while (true) {
+                if (in.read() < 0) {
+                    return true;
+                }
+            }
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // reset by peer
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+
+    /** An MQTT 5 CONNECT with clean start, keep alive 60 s, no properties. */
+    public static byte[] connectV5(String clientId) {
+        return connect(5, clientId, "00");
+    }
+
+    /** An MQTT 3.1.1 CONNECT with clean session, keep alive 60 s. */
+    public static byte[] connectV311(String clientId) {
+        return connect(4, clientId, null);
+    }
+
+    /** A CONNECT with the given protocol level and, for level 5, the properties as hex (length included). */
+    public static byte[] connect(int level, String clientId, String propertiesHex) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        writeString(body, "MQTT");
+        body.write(level);
+        body.write(0x02); // clean start
+        body.write(0);
+        body.write(60);
+        if (propertiesHex != null) {
+            body.writeBytes(HexFormat.of().parseHex(propertiesHex));
+        }
+        writeString(body, clientId);
+        return packet(0x10, body.toByteArray());
+    }
+
+    /** Fixed header byte, remaining length, body. */
+    public static byte[] packet(int firstByte, byte[] body) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(firstByte);
+        int len = body.length;
+        do {
+            int digit = len % 128;
+            len /= 128;
+            out.write(len > 0 ? digit | 0x80 : digit);
+        } while (len > 0);
+        out.writeBytes(body);
+        return out.toByteArray();
+    }
+
+    public static void writeString(ByteArrayOutputStream out, String s) {
+        byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        out.write(b.length >> 8);
+        out.write(b.length & 0xFF);
+        out.writeBytes(b);
+    }
+}

@@ -1,0 +1,231 @@
+package io.fleetmq.transport.mqtt;
+
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.ProtocolVersion;
+import io.fleetmq.core.mqtt.ProtocolViolation;
+import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.core.topic.InvalidTopicException;
+import io.fleetmq.core.topic.TopicNames;
+import io.fleetmq.session.ClientConnection;
+import io.fleetmq.session.SessionActor;
+import io.fleetmq.session.SessionRegistry;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.mqtt.MqttConnectMessage;
+import io.netty.handler.codec.mqtt.MqttIdentifierRejectedException;
+import io.netty.handler.codec.mqtt.MqttMessage;
+import io.netty.handler.codec.mqtt.MqttMessageType;
+import io.netty.handler.codec.mqtt.MqttUnacceptableProtocolVersionException;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One MQTT connection: validates what arrives, turns it into {@link Packet}s for the client's
+ * session actor, and writes what the actor sends. Until CONNECT is accepted the connection has no
+ * session; the first packet must be CONNECT [MQTT-3.1.0-1], and a connection that sends nothing
+ * is closed after {@code connectTimeoutSeconds}.
+ */
+public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter implements ClientConnection {
+
+    private static final Logger log = LoggerFactory.getLogger(MqttConnectionHandler.class);
+
+    private final SessionRegistry sessions;
+    private final int connectTimeoutSeconds;
+    private Channel channel;
+    private volatile ProtocolVersion version = ProtocolVersion.V5;
+    /** Set once CONNECT is accepted; from then on every packet goes to it. */
+    private SessionActor actor;
+    private boolean closing;
+
+    public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds) {
+        this.sessions = sessions;
+        this.connectTimeoutSeconds = connectTimeoutSeconds;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        channel = ctx.channel();
+        ctx.pipeline().addBefore(ctx.name(), "connectTimeout",
+                new IdleStateHandler(connectTimeoutSeconds, 0, 0, TimeUnit.SECONDS));
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        try {
+            if (closing) {
+                return;
+            }
+            MqttMessage m = (MqttMessage) msg;
+            if (!m.decoderResult().isSuccess()) {
+                decodeFailure(m);
+                return;
+            }
+            if (actor == null) {
+                onConnect(m);
+                return;
+            }
+            actor.packet(this, PacketMapper.inbound(m));
+        } catch (ProtocolViolation v) {
+            refuseOrDisconnect(v.reasonCode(), v.getMessage());
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void onConnect(MqttMessage m) {
+        if (m.fixedHeader().messageType() != MqttMessageType.CONNECT) {
+            close(); // [MQTT-3.1.0-1] the first packet must be CONNECT; nothing to answer with
+            return;
+        }
+        MqttConnectMessage connectMessage = (MqttConnectMessage) m;
+        ProtocolVersion v = ProtocolVersion.ofLevel(connectMessage.variableHeader().version());
+        version = v;
+        Packet.Connect connect = PacketMapper.connect(connectMessage, v);
+        if (connect.authenticationMethod() != null) {
+            // Enhanced authentication (3.1.2.11.9) is not offered.
+            refuseOrDisconnect(ReasonCode.BAD_AUTHENTICATION_METHOD, "authentication method "
+                    + connect.authenticationMethod() + " is not supported");
+            return;
+        }
+        if (connect.clientId().isEmpty() && !v.isV5() && !connect.cleanStart()) {
+            // [MQTT-3.1.3-8] 3.1.1: an empty client ID needs a clean session.
+            refuseOrDisconnect(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, "empty client identifier needs clean session");
+            return;
+        }
+        if (connect.will() != null) {
+            try {
+                TopicNames.validateTopicName(connect.will().topic());
+            } catch (InvalidTopicException e) {
+                refuseOrDisconnect(ReasonCode.TOPIC_NAME_INVALID, "will topic: " + e.getMessage());
+                return;
+            }
+        }
+        channel.pipeline().remove("connectTimeout");
+        actor = sessions.connect(connect, this);
+    }
+
+    private void decodeFailure(MqttMessage m) {
+        Throwable cause = m.decoderResult().cause();
+        if (cause instanceof MqttUnacceptableProtocolVersionException) {
+            version = ProtocolVersion.V3_1_1; // answer in the format every version understands: return code 1
+            // [MQTT-3.1.2-2] unsupported protocol level: CONNACK 0x84 (return code 1 for 3.1.1), then close.
+            refuseOrDisconnect(ReasonCode.UNSUPPORTED_PROTOCOL_VERSION, cause.getMessage());
+        } else if (cause instanceof MqttIdentifierRejectedException) {
+            refuseOrDisconnect(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, cause.getMessage());
+        } else if (cause instanceof TooLongFrameException) {
+            refuseOrDisconnect(ReasonCode.PACKET_TOO_LARGE, "packet larger than the maximum packet size");
+        } else {
+            refuseOrDisconnect(ReasonCode.MALFORMED_PACKET, cause == null ? "malformed packet" : cause.getMessage());
+        }
+    }
+
+    /**
+     * Before CONNECT is accepted the answer is a CONNACK with the reason [MQTT-3.2.2-6]; after, a
+     * DISCONNECT, which only MQTT 5 has [MQTT-4.13.1-1]; either way the connection closes.
+     */
+    private void refuseOrDisconnect(ReasonCode code, String reason) {
+        log.debug("Closing {} ({}): {}", remoteAddress(), code, reason);
+        closing = true;
+        if (actor != null) {
+            // The session ends the connection, in order with what it is sending, and publishes the will.
+            actor.violation(this, code, reason);
+            return;
+        }
+        sendAndClose(Packet.ConnAck.refuse(code, reason));
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent idle && idle.state() == IdleState.READER_IDLE) {
+            if (actor == null) {
+                close(); // no CONNECT in time
+            } else {
+                actor.keepAliveExpired(this);
+            }
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (actor != null && ctx.channel().isWritable()) {
+            actor.writable(this);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (actor != null) {
+            actor.connectionLost(this);
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        log.debug("Connection {} failed: {}", remoteAddress(), cause.toString());
+        ctx.close();
+    }
+
+    // ------------------------------------------------------------------ ClientConnection (any thread)
+
+    @Override
+    public void send(Packet packet) {
+        channel.writeAndFlush(PacketMapper.outbound(packet, version.isV5()), channel.voidPromise());
+    }
+
+    @Override
+    public void sendAndClose(Packet last) {
+        if (last == null || !channel.isActive()) {
+            close();
+            return;
+        }
+        channel.writeAndFlush(PacketMapper.outbound(last, version.isV5())).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private void close() {
+        closing = true;
+        channel.close();
+    }
+
+    @Override
+    public boolean isWritable() {
+        return channel.isWritable();
+    }
+
+    @Override
+    public void keepAlive(int seconds) {
+        if (seconds <= 0) {
+            return;
+        }
+        channel.eventLoop().execute(() -> {
+            if (channel.pipeline().get("keepAlive") == null && channel.isActive()) {
+                // [MQTT-3.1.2-22] one and a half times the keep alive, without a packet from the client.
+                long millis = seconds * 1500L;
+                channel.pipeline().addBefore("connection", "keepAlive",
+                        new IdleStateHandler(millis, 0, 0, TimeUnit.MILLISECONDS));
+            }
+        });
+    }
+
+    @Override
+    public ProtocolVersion version() {
+        return version;
+    }
+
+    @Override
+    public String remoteAddress() {
+        return channel == null ? "?" : String.valueOf(channel.remoteAddress());
+    }
+}
