@@ -60,7 +60,7 @@ public final class ActorTimers {
         private Timer() {
         }
 
-        /** @return {@code true} if the task will not run, {@code false} if it has run already */
+        /** @return {@code true} if the task will not run, {@code false} if it has already started */
         public boolean cancel() {
             if (!state.compareAndSet(SCHEDULED, CANCELLED)) {
                 return state.get() == CANCELLED;

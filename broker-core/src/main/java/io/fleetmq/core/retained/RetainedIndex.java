@@ -87,7 +87,7 @@ public final class RetainedIndex<T> {
         }
     }
 
-    /** The topic's retained message, or {@code null}. */
+    /** The topic's retained message, or {@code null}. One walk down the tree, no scan. */
     public T get(String topic) {
         Node<T> node = root;
         for (String level : TopicNames.levels(topic)) {

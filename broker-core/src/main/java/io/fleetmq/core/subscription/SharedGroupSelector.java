@@ -9,9 +9,10 @@ import java.util.function.Predicate;
 /**
  * Picks the member of a shared subscription that gets a message (MQTT 5.0 section 4.8.2: each
  * message goes to one session of the group). Members take turns, per shared subscription and
- * across calls from any thread, so load spreads evenly; members that cannot take a message now
- * (disconnected, or over their in-flight window) are passed over without losing their next turn
- * to the member after them.
+ * across calls from any thread, so load spreads evenly. Members that cannot take a message now
+ * (disconnected, or over their in-flight window) are passed over, and the next turn goes to the
+ * member after the one that took the message, so a skipped member's share does not all go to its
+ * neighbour.
  *
  * <p>Turns follow the order of the member list, so they are round-robin as long as the caller
  * passes the members in a stable order, as {@link SubscriptionTrie#match} does while the

@@ -127,6 +127,9 @@ public final class SubscriptionTrie {
     /**
      * The subscriptions whose filter matches a topic name, with the semantics of
      * {@link TopicNames#matches}. Takes no lock.
+     *
+     * @param topicName a valid topic name (see {@link TopicNames#validateTopicName}); for a name
+     *     containing wildcards the result is unspecified
      */
     public Matches match(String topicName) {
         String[] levels = TopicNames.levels(topicName);
