@@ -1,0 +1,140 @@
+package io.fleetmq.core.actor;
+
+import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The queue of one actor (a connected client, see DESIGN "The client actor"): tasks told to it
+ * run one at a time, in the order they were told, on a shared executor. Each task sees everything
+ * the tasks before it did, so the actor's state needs no locks even though successive tasks may
+ * run on different threads.
+ *
+ * <p>Telling is lock-free: an unbounded lock-free queue plus one atomic flag that makes sure a
+ * single turn is scheduled at a time. A turn runs at most {@value #BATCH_SIZE} tasks and then hands
+ * the thread back to the executor, so that one busy client cannot starve the others sharing the
+ * pool.
+ *
+ * <p>A task that throws is logged and the mailbox carries on with the next: one bad packet must
+ * not silence a client, let alone its neighbours.
+ */
+public final class Mailbox {
+
+    /** Tasks per turn: enough to amortise scheduling, few enough to keep latency fair. */
+    static final int BATCH_SIZE = 64;
+
+    private static final Logger LOG = LoggerFactory.getLogger(Mailbox.class);
+
+    private final Executor executor;
+    private final String name;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** Set while a turn is scheduled or running; only its winner hands a turn to the executor. */
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicLong rejected = new AtomicLong();
+    private final Runnable turn = this::runTurn;
+    private volatile boolean closed;
+
+    /** @param name identifies the actor in logs, e.g. its client ID */
+    public Mailbox(Executor executor, String name) {
+        this.executor = Objects.requireNonNull(executor, "executor");
+        this.name = Objects.requireNonNull(name, "name");
+    }
+
+    /**
+     * Queues a task to run after all tasks told before it.
+     *
+     * @return {@code false} if the mailbox is closed: the task will not run and is counted in
+     *     {@link #rejectedCount()}
+     * @throws RejectedExecutionException if the executor refuses the turn (it is shutting down);
+     *     the task stays queued and runs if a later tell gets a turn scheduled
+     */
+    public boolean tell(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        if (closed) {
+            rejected.incrementAndGet();
+            return false;
+        }
+        pending.incrementAndGet();
+        tasks.offer(task);
+        scheduleTurn();
+        return true;
+    }
+
+    /**
+     * Stops accepting tasks. Tasks told before still run: they may be the actor's own clean-up,
+     * and dropping them would lose messages without counting them.
+     */
+    public void close() {
+        closed = true;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Tasks accepted and not yet started. */
+    public int pendingCount() {
+        return pending.get();
+    }
+
+    /** Tasks refused because the mailbox was closed. */
+    public long rejectedCount() {
+        return rejected.get();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String toString() {
+        return "Mailbox[" + name + "]";
+    }
+
+    private void scheduleTurn() {
+        if (scheduled.compareAndSet(false, true)) {
+            try {
+                executor.execute(turn);
+            } catch (RejectedExecutionException e) {
+                scheduled.set(false); // so that a later tell can try again
+                throw e;
+            }
+        }
+    }
+
+    private void runTurn() {
+        try {
+            for (int i = 0; i < BATCH_SIZE; i++) {
+                Runnable task = tasks.poll();
+                if (task == null) {
+                    break;
+                }
+                pending.decrementAndGet();
+                runSafely(task);
+            }
+        } finally {
+            // Also after an Error, so the mailbox never stays marked as scheduled with no turn.
+            scheduled.set(false);
+            // A tell that saw the flag still set has queued its task before we cleared it; this
+            // check is what gets that task a turn.
+            if (!tasks.isEmpty()) {
+                scheduleTurn();
+            }
+        }
+    }
+
+    private void runSafely(Runnable task) {
+        try {
+            task.run();
+        } catch (Exception e) {
+            LOG.warn("Task failed in mailbox {}; continuing with the next one", name, e);
+        }
+    }
+}

@@ -1,0 +1,301 @@
+package io.fleetmq.core.subscription;
+
+import io.fleetmq.core.topic.TopicNames;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * All subscriptions the node knows, arranged by topic level so that matching a published topic
+ * costs its number of levels times the wildcard branching, however many subscriptions there are.
+ *
+ * <p>Concurrency: publish threads match far more often than sessions subscribe, so reads take no
+ * lock. Every node keeps its children and subscriptions in {@link ConcurrentHashMap}s, which
+ * readers walk while writers change them; a {@link Subscription} is immutable, and replacing one
+ * is a single {@code put} on the map of its node, so a reader sees the old or the new, never both
+ * and never a half-built one. Writers take one lock among themselves. That makes pruning safe (no
+ * writer can add to a node while another detaches it as empty) and keeps the client index in step
+ * with the trie; a write holds the lock for a few map operations per level, which is far from
+ * being a bottleneck at subscribe rates.
+ *
+ * <p>A match is not a snapshot: a subscription added or removed while it runs may or may not be
+ * in its result, and of a client's subscriptions being removed one by one it may see some.
+ * Everything it returns was subscribed at some moment during the call.
+ *
+ * <p>Nodes that lose their last subscription and child are removed, so memory follows the live
+ * subscriptions, not their history; maps in a node are created only when needed, because most
+ * nodes are leaves with one subscriber (a device's own command topic).
+ */
+public final class SubscriptionTrie {
+
+    private static final String SINGLE_LEVEL = String.valueOf(TopicNames.SINGLE_LEVEL);
+    private static final String MULTI_LEVEL = String.valueOf(TopicNames.MULTI_LEVEL);
+
+    private final Node root = new Node();
+    private final Object writeLock = new Object();
+    /** Each client's subscriptions, so that removing a client does not scan the trie. */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<FilterKey, Subscription>> byClient =
+            new ConcurrentHashMap<>();
+    /** Written under {@link #writeLock} only. */
+    private volatile int size;
+
+    /**
+     * Adds the subscription, or replaces the one the same client has for the same filter and share
+     * group [MQTT-3.8.4-3].
+     *
+     * @return the replaced subscription, or {@code null} if there was none
+     */
+    public Subscription add(Subscription subscription) {
+        Objects.requireNonNull(subscription, "subscription");
+        String[] levels = TopicNames.levels(subscription.topicFilter());
+        synchronized (writeLock) {
+            Node node = root;
+            for (String level : levels) {
+                node = node.childForWrite(level);
+            }
+            Subscription replaced = node.put(subscription);
+            byClient.computeIfAbsent(subscription.clientId(), id -> new ConcurrentHashMap<>(4))
+                    .put(FilterKey.of(subscription), subscription);
+            if (replaced == null) {
+                size++;
+            }
+            return replaced;
+        }
+    }
+
+    /**
+     * Removes one subscription of a client.
+     *
+     * @param topicFilter the filter without any {@code $share/group/} prefix
+     * @param shareGroup  the share group, {@code null} for a non-shared subscription
+     * @return the removed subscription, or {@code null} if the client had no such subscription
+     */
+    public Subscription remove(String clientId, String topicFilter, String shareGroup) {
+        Objects.requireNonNull(clientId, "clientId");
+        Objects.requireNonNull(topicFilter, "topicFilter");
+        synchronized (writeLock) {
+            Map<FilterKey, Subscription> ofClient = byClient.get(clientId);
+            if (ofClient == null) {
+                return null;
+            }
+            Subscription removed = ofClient.remove(new FilterKey(topicFilter, shareGroup));
+            if (removed == null) {
+                return null;
+            }
+            if (ofClient.isEmpty()) {
+                byClient.remove(clientId);
+            }
+            detach(removed);
+            size--;
+            return removed;
+        }
+    }
+
+    /** Removes all subscriptions of a client, e.g. when its session ends. */
+    public List<Subscription> removeClient(String clientId) {
+        Objects.requireNonNull(clientId, "clientId");
+        synchronized (writeLock) {
+            Map<FilterKey, Subscription> ofClient = byClient.remove(clientId);
+            if (ofClient == null) {
+                return List.of();
+            }
+            List<Subscription> removed = List.copyOf(ofClient.values());
+            for (Subscription subscription : removed) {
+                detach(subscription);
+            }
+            size -= removed.size();
+            return removed;
+        }
+    }
+
+    /** The client's subscriptions, in no particular order. */
+    public List<Subscription> subscriptionsOf(String clientId) {
+        Map<FilterKey, Subscription> ofClient = byClient.get(clientId);
+        return ofClient == null ? List.of() : List.copyOf(ofClient.values());
+    }
+
+    /** Number of subscriptions, shared ones included. */
+    public int size() {
+        return size;
+    }
+
+    /**
+     * The subscriptions whose filter matches a topic name, with the semantics of
+     * {@link TopicNames#matches}. Takes no lock.
+     *
+     * @param topicName a valid topic name (see {@link TopicNames#validateTopicName}); for a name
+     *     containing wildcards the result is unspecified
+     */
+    public Matches match(String topicName) {
+        String[] levels = TopicNames.levels(topicName);
+        // [MQTT-4.7.2-1] A filter starting with a wildcard never matches a topic starting with '$'.
+        boolean wildcardsAtFirstLevel = !topicName.startsWith("$");
+        List<Subscription> direct = new ArrayList<>();
+        Map<SharedGroupKey, List<Subscription>> shared = new HashMap<>();
+
+        // Breadth-first, one level at a time, rather than recursively: a topic of 64 KiB can have
+        // 32k levels, too deep for the stack.
+        List<Node> current = new ArrayList<>();
+        List<Node> next = new ArrayList<>();
+        current.add(root);
+        for (int i = 0; i < levels.length && !current.isEmpty(); i++) {
+            boolean wildcards = i > 0 || wildcardsAtFirstLevel;
+            for (Node node : current) {
+                if (wildcards) {
+                    collect(node.child(MULTI_LEVEL), direct, shared); // '#' takes all remaining levels
+                    addIfPresent(next, node.child(SINGLE_LEVEL));
+                }
+                addIfPresent(next, node.child(levels[i]));
+            }
+            List<Node> matched = current;
+            current = next;
+            next = matched;
+            next.clear();
+        }
+        for (Node node : current) {
+            collect(node, direct, shared);
+            // '#' also matches its parent level: "sport/#" matches "sport".
+            collect(node.child(MULTI_LEVEL), direct, shared);
+        }
+        return direct.isEmpty() && shared.isEmpty() ? Matches.none() : new Matches(direct, shared);
+    }
+
+    /** Number of trie nodes including the root: 1 when empty, which is what pruning guarantees. */
+    int nodeCount() {
+        int count = 0;
+        Deque<Node> pending = new ArrayDeque<>();
+        pending.push(root);
+        while (!pending.isEmpty()) {
+            Node node = pending.pop();
+            count++;
+            Map<String, Node> children = node.children;
+            if (children != null) {
+                children.values().forEach(pending::push);
+            }
+        }
+        return count;
+    }
+
+    /** Removes the subscription from its node and prunes the nodes left empty. Under the lock. */
+    private void detach(Subscription subscription) {
+        String[] levels = TopicNames.levels(subscription.topicFilter());
+        Node[] path = new Node[levels.length + 1];
+        path[0] = root;
+        for (int i = 0; i < levels.length; i++) {
+            // Present: the client index holds the subscription, so its path exists.
+            path[i + 1] = path[i].child(levels[i]);
+        }
+        path[levels.length].remove(subscription);
+        for (int i = levels.length; i > 0 && path[i].isEmpty(); i--) {
+            path[i - 1].removeChild(levels[i - 1]);
+        }
+    }
+
+    private static void addIfPresent(List<Node> nodes, Node node) {
+        if (node != null) {
+            nodes.add(node);
+        }
+    }
+
+    private static void collect(Node node, List<Subscription> direct,
+            Map<SharedGroupKey, List<Subscription>> shared) {
+        if (node == null) {
+            return;
+        }
+        Map<String, Subscription> directHere = node.direct;
+        if (directHere != null) {
+            direct.addAll(directHere.values());
+        }
+        Map<String, ConcurrentHashMap<String, Subscription>> sharedHere = node.shared;
+        if (sharedHere != null) {
+            for (Map.Entry<String, ConcurrentHashMap<String, Subscription>> group : sharedHere.entrySet()) {
+                List<Subscription> members = List.copyOf(group.getValue().values());
+                if (!members.isEmpty()) { // its last member may just have left
+                    // All members of a node's group share the filter; any of them can name it.
+                    shared.put(new SharedGroupKey(group.getKey(), members.get(0).topicFilter()), members);
+                }
+            }
+        }
+    }
+
+    /** What makes a subscription unique within one client's session. */
+    private record FilterKey(String topicFilter, String shareGroup) {
+        static FilterKey of(Subscription subscription) {
+            return new FilterKey(subscription.topicFilter(), subscription.shareGroup());
+        }
+    }
+
+    /**
+     * One topic level. Readers use the fields without locking; writers change them only under the
+     * trie's write lock. Each map is created when its first entry arrives and dropped when its
+     * last one leaves, so a node that is null everywhere is empty and can be pruned.
+     */
+    private static final class Node {
+        /** Child nodes by level; the wildcards are the levels "+" and "#". */
+        volatile ConcurrentHashMap<String, Node> children;
+        /** Non-shared subscriptions ending here, by client ID. */
+        volatile ConcurrentHashMap<String, Subscription> direct;
+        /** Shared subscriptions ending here, by share group, then by client ID. */
+        volatile ConcurrentHashMap<String, ConcurrentHashMap<String, Subscription>> shared;
+
+        Node child(String level) {
+            Map<String, Node> current = children;
+            return current == null ? null : current.get(level);
+        }
+
+        Node childForWrite(String level) {
+            if (children == null) {
+                children = new ConcurrentHashMap<>(1);
+            }
+            return children.computeIfAbsent(level, l -> new Node());
+        }
+
+        void removeChild(String level) {
+            children.remove(level);
+            if (children.isEmpty()) {
+                children = null;
+            }
+        }
+
+        Subscription put(Subscription subscription) {
+            if (!subscription.isShared()) {
+                if (direct == null) {
+                    direct = new ConcurrentHashMap<>(1);
+                }
+                return direct.put(subscription.clientId(), subscription);
+            }
+            if (shared == null) {
+                shared = new ConcurrentHashMap<>(1);
+            }
+            return shared.computeIfAbsent(subscription.shareGroup(), g -> new ConcurrentHashMap<>(4))
+                    .put(subscription.clientId(), subscription);
+        }
+
+        void remove(Subscription subscription) {
+            if (!subscription.isShared()) {
+                direct.remove(subscription.clientId());
+                if (direct.isEmpty()) {
+                    direct = null;
+                }
+                return;
+            }
+            Map<String, Subscription> members = shared.get(subscription.shareGroup());
+            members.remove(subscription.clientId());
+            if (members.isEmpty()) {
+                shared.remove(subscription.shareGroup());
+                if (shared.isEmpty()) {
+                    shared = null;
+                }
+            }
+        }
+
+        boolean isEmpty() {
+            return children == null && direct == null && shared == null;
+        }
+    }
+}
