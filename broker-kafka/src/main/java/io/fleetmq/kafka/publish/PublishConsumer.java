@@ -216,6 +216,10 @@ public final class PublishConsumer implements AutoCloseable {
         try {
             // Whatever stopped the loop, the records in here were handled.
             commit(new HashMap<>(handled));
+        } catch (RuntimeException e) {
+            log.warn("Final commit of the publish consumer failed: {}", e.toString());
+        }
+        try {
             // Leaves the group, which hands our partitions to the other nodes right away.
             consumer.close(CloseOptions.timeout(requestTimeout));
         } catch (RuntimeException e) {
@@ -263,6 +267,9 @@ public final class PublishConsumer implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return; // cooperative rebalancing reports every round, also those that move nothing here
+            }
             Set<Integer> now = new HashSet<>(owned);
             partitions.forEach(p -> now.add(p.partition()));
             log.info("Publish partitions assigned to this node: {}", sorted(partitions));
