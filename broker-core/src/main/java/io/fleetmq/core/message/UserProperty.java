@@ -1,5 +1,15 @@
 package io.fleetmq.core.message;
 
-/** An MQTT 5 user property: a name/value pair, order-preserving, names may repeat [MQTT-3.3.2-18]. */
+import java.util.Objects;
+
+/**
+ * One MQTT 5 user property of a PUBLISH. Names may repeat and their order is significant, so a
+ * message carries a list of these rather than a map [MQTT-3.3.2-17, MQTT-3.3.2-18].
+ */
 public record UserProperty(String name, String value) {
+
+    public UserProperty {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(value, "value");
+    }
 }

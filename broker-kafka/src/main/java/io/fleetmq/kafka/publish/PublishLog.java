@@ -1,0 +1,58 @@
+package io.fleetmq.kafka.publish;
+
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.KafkaClients;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The entrance of the publish path (DESIGN.md, "The publish path", steps 2 and 3): every incoming
+ * PUBLISH is appended to the {@code publish} topic, and the publisher is acknowledged only once the
+ * returned future completes.
+ *
+ * <p>Records are keyed by the publisher's client ID, so one publisher's messages share a partition
+ * and keep their order through the whole path (step 5). One instance per node, shared by all client
+ * actors; thread-safe.
+ */
+public final class PublishLog implements AutoCloseable {
+
+    private final ConfirmedProducer producer;
+
+    /** With {@link ConfirmedProducer#DEFAULT_MAX_BLOCK}. */
+    public PublishLog(KafkaClients clients, MeterRegistry registry) {
+        this(clients, registry, ConfirmedProducer.DEFAULT_MAX_BLOCK);
+    }
+
+    /**
+     * @param maxBlock the longest {@link #append} may hold its caller while Kafka has no metadata or
+     *                 no buffer space; after that the future fails instead
+     */
+    public PublishLog(KafkaClients clients, MeterRegistry registry, Duration maxBlock) {
+        String topic = new BrokerTopics(clients.settings().topicPrefix()).publish();
+        this.producer = new ConfirmedProducer(clients, "publish", topic, "publish", maxBlock, registry);
+    }
+
+    /**
+     * Appends {@code message}; returns within the max-block bound whatever state Kafka is in.
+     *
+     * @return completes (on the producer's I/O thread) once Kafka stored the message with acks=all;
+     *         fails with Kafka's exception if it could not, e.g. a
+     *         {@link org.apache.kafka.common.errors.TimeoutException} when Kafka is unreachable
+     */
+    public CompletableFuture<Void> append(BrokerMessage message) {
+        return producer.send(message.publisherId(), message);
+    }
+
+    /** Waits up to {@code timeout} for appends in flight to be stored, then closes; idempotent. */
+    public void close(Duration timeout) {
+        producer.close(timeout);
+    }
+
+    /** {@link #close(Duration)} with the Kafka request timeout. */
+    @Override
+    public void close() {
+        producer.close();
+    }
+}
