@@ -6,8 +6,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
-import java.util.List;
 
 /** Port and address helpers shared by the embedded services. */
 final class Ports {
@@ -15,27 +13,18 @@ final class Ports {
     private Ports() {
     }
 
-    /**
-     * Replaces each {@code 0} by a free port on {@code host}. All probe sockets are held open until every port is
-     * chosen so that two zeros never get the same port.
-     */
+    /** Replaces each {@code 0} by a free port on {@code host} (see {@link PortPicker} for how it is chosen). */
     static int[] resolve(String service, String host, int... requested) {
         InetAddress address = address(service, host);
         int[] resolved = requested.clone();
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            for (int i = 0; i < resolved.length; i++) {
-                if (resolved[i] == 0) {
-                    ServerSocket socket = new ServerSocket();
-                    held.add(socket);
-                    socket.bind(new InetSocketAddress(address, 0));
-                    resolved[i] = socket.getLocalPort();
+        for (int i = 0; i < resolved.length; i++) {
+            if (resolved[i] == 0) {
+                try {
+                    resolved[i] = PortPicker.pick(address);
+                } catch (IllegalStateException e) {
+                    throw EmbeddedServiceException.of(service, e.getMessage(), e);
                 }
             }
-        } catch (IOException e) {
-            throw EmbeddedServiceException.of(service, "no free port on " + host + ": " + e.getMessage(), e);
-        } finally {
-            held.forEach(Ports::closeQuietly);
         }
         return resolved;
     }
@@ -92,11 +81,4 @@ final class Ports {
         }
     }
 
-    private static void closeQuietly(ServerSocket socket) {
-        try {
-            socket.close();
-        } catch (IOException ignored) {
-            // a probe socket that fails to close frees its port anyway when the JVM reclaims it
-        }
-    }
 }

@@ -32,7 +32,7 @@ public final class KafkaHealthCheck implements HealthCheck {
                     .get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             return HealthStatus.up(nodes.size() + " broker(s) at " + settings.bootstrapServers());
         } catch (ExecutionException e) {
-            return HealthStatus.down(e.getCause());
+            return HealthStatus.down(settings.bootstrapServers() + ": " + HealthStatus.describe(e.getCause()));
         } catch (TimeoutException e) {
             return HealthStatus.down("no answer from " + settings.bootstrapServers() + " within "
                     + settings.requestTimeout().toMillis() + " ms");

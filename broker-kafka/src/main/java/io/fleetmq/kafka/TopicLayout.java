@@ -2,6 +2,7 @@ package io.fleetmq.kafka;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -13,8 +14,10 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -69,6 +72,23 @@ public final class TopicLayout {
             create(missing);
         }
         verify(declared);
+        awaitLeadersServing(declared);
+    }
+
+    /**
+     * Returns once the leader of every partition serves it. Kafka 4.4 brokers (KAFKA-15591, fixed
+     * in 4.5) can reorder an idempotent producer's first batches to a partition still being created,
+     * and the earlier batch then fails; a ListOffsets request is answered only by a leader that has
+     * the partition online, so once it answers, writes are safe.
+     */
+    private void awaitLeadersServing(List<NewTopic> declared) {
+        Map<String, TopicDescription> descriptions = await(
+                () -> admin.describeTopics(declared.stream().map(NewTopic::name).toList()).allTopicNames(),
+                "describe topics");
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        descriptions.forEach((name, d) -> d.partitions()
+                .forEach(p -> latest.put(new TopicPartition(name, p.partition()), OffsetSpec.latest())));
+        await(() -> admin.listOffsets(latest).all(), "reach the leader of every partition");
     }
 
     private void create(List<NewTopic> missing) {
@@ -135,7 +155,9 @@ public final class TopicLayout {
             try {
                 return request.get().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
-                boolean propagating = e.getCause() instanceof UnknownTopicOrPartitionException;
+                boolean propagating = e.getCause() instanceof UnknownTopicOrPartitionException
+                        || e.getCause() instanceof org.apache.kafka.common.errors.LeaderNotAvailableException
+                        || e.getCause() instanceof org.apache.kafka.common.errors.NotLeaderOrFollowerException;
                 if (!propagating || System.nanoTime() > deadline) {
                     throw new IllegalStateException("cannot " + what + ": " + e.getCause().getMessage(), e.getCause());
                 }

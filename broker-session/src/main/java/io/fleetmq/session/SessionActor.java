@@ -254,18 +254,25 @@ public final class SessionActor {
     // ======================================================================== packets from the client
 
     private void onPacket(Packet packet) {
-        switch (packet) {
-            case Packet.Publish p -> onPublish(p);
-            case Ack a -> onAck(a);
-            case Packet.Subscribe s -> onSubscribe(s);
-            case Packet.Unsubscribe u -> onUnsubscribe(u);
-            case Packet.PingReq ignored -> connection.send(new Packet.PingResp());
-            case Packet.Disconnect d -> onDisconnect(d);
-            case Packet.Connect ignored ->
-                    throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "second CONNECT"); // [MQTT-3.1.0-2]
-            case Packet.Auth ignored ->
-                    throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH without an authentication method");
-            default -> throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR,
+        // Java 17: no pattern matching in switch yet.
+        if (packet instanceof Packet.Publish p) {
+            onPublish(p);
+        } else if (packet instanceof Ack a) {
+            onAck(a);
+        } else if (packet instanceof Packet.Subscribe s) {
+            onSubscribe(s);
+        } else if (packet instanceof Packet.Unsubscribe u) {
+            onUnsubscribe(u);
+        } else if (packet instanceof Packet.PingReq) {
+            connection.send(new Packet.PingResp());
+        } else if (packet instanceof Packet.Disconnect d) {
+            onDisconnect(d);
+        } else if (packet instanceof Packet.Connect) {
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "second CONNECT"); // [MQTT-3.1.0-2]
+        } else if (packet instanceof Packet.Auth) {
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH without an authentication method");
+        } else {
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR,
                     packet.getClass().getSimpleName() + " is not sent by clients");
         }
     }

@@ -7,16 +7,10 @@ import io.fleetmq.kafka.TopicLayout;
 import io.fleetmq.testkit.TestServices;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -44,32 +38,10 @@ public final class TestLayout {
                 publishPartitions, 1, 1, (short) 1, Duration.ofSeconds(10));
         TestLayout layout = new TestLayout(settings);
         try (Admin admin = layout.clients("setup").admin()) {
-            TopicLayout topicLayout = new TopicLayout(admin, settings, layout.topics);
-            topicLayout.ensure();
-            awaitLeadersServing(admin, topicLayout.declaredTopics().stream().map(NewTopic::name).toList());
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("test topics did not become writable", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+            // ensure() returns once every partition's leader serves it, so writes are safe at once.
+            new TopicLayout(admin, settings, layout.topics).ensure();
         }
         return layout;
-    }
-
-    /**
-     * Waits until the leader of every partition serves it. Kafka 4.4 brokers have a defect
-     * (KAFKA-15591, fixed in 4.5): an idempotent producer's first writes to a partition the broker is
-     * still creating can be reordered, and the earlier batch then fails after delivery.timeout.ms.
-     * A ListOffsets request goes to the leader and is retried by the admin client until the partition
-     * is online there, so once it answers, writes are safe.
-     */
-    private static void awaitLeadersServing(Admin admin, List<String> topics)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).forEach((name, description) ->
-                description.partitions().forEach(p -> latest.put(new TopicPartition(name, p.partition()),
-                        OffsetSpec.latest())));
-        admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS);
     }
 
     public KafkaSettings settings() {

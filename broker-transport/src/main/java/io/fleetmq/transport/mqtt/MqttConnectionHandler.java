@@ -121,6 +121,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
             refuseOrDisconnect(ReasonCode.UNSUPPORTED_PROTOCOL_VERSION, cause.getMessage());
         } else if (cause instanceof MqttIdentifierRejectedException) {
             refuseOrDisconnect(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, cause.getMessage());
+        } else if (cause != null && String.valueOf(cause.getMessage()).startsWith("invalid publish topic name")) {
+            // The codec refuses wildcards in a PUBLISH topic itself; that has a reason code of its own.
+            refuseOrDisconnect(ReasonCode.TOPIC_NAME_INVALID, cause.getMessage());
         } else if (cause instanceof TooLongFrameException) {
             refuseOrDisconnect(ReasonCode.PACKET_TOO_LARGE, "packet larger than the maximum packet size");
         } else {

@@ -7,6 +7,7 @@ import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.mqtt.MqttConnAckMessage;
 import io.netty.handler.codec.mqtt.MqttConnAckVariableHeader;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttConnectPayload;
@@ -54,8 +55,8 @@ final class PacketMapper {
             MqttProperties wp = p.willProperties();
             will = new Packet.Will(p.willTopic(), nonNull(p.willMessageInBytes()), h.willQos(), h.isWillRetain(),
                     intProp(wp, MqttPropertyType.WILL_DELAY_INTERVAL, 0),
-                    intProp(wp, MqttPropertyType.MESSAGE_EXPIRY_INTERVAL, -1),
-                    intProp(wp, MqttPropertyType.PAYLOAD_FORMAT_INDICATOR, -1),
+                    intProp(wp, MqttPropertyType.PUBLICATION_EXPIRY_INTERVAL, -1),
+                    (int) intProp(wp, MqttPropertyType.PAYLOAD_FORMAT_INDICATOR, -1),
                     stringProp(wp, MqttPropertyType.CONTENT_TYPE),
                     stringProp(wp, MqttPropertyType.RESPONSE_TOPIC),
                     binaryProp(wp, MqttPropertyType.CORRELATION_DATA),
@@ -119,7 +120,7 @@ final class PacketMapper {
         return new Packet.Publish(h.topicName(), (int) intProp(props, MqttPropertyType.TOPIC_ALIAS, 0),
                 ByteBufUtil.getBytes(m.content()), qos, m.fixedHeader().isRetain(), m.fixedHeader().isDup(),
                 qos > 0 ? h.packetId() : 0,
-                intProp(props, MqttPropertyType.MESSAGE_EXPIRY_INTERVAL, -1),
+                intProp(props, MqttPropertyType.PUBLICATION_EXPIRY_INTERVAL, -1),
                 (int) intProp(props, MqttPropertyType.PAYLOAD_FORMAT_INDICATOR, -1),
                 stringProp(props, MqttPropertyType.CONTENT_TYPE),
                 stringProp(props, MqttPropertyType.RESPONSE_TOPIC),
@@ -182,30 +183,44 @@ final class PacketMapper {
     // ------------------------------------------------------------------ outbound
 
     static MqttMessage outbound(Packet packet, boolean v5) {
-        return switch (packet) {
-            case Packet.ConnAck c -> connAck(c, v5);
-            case Packet.Publish p -> publish(p);
-            case Packet.Ack a -> ack(a);
-            case Packet.SubAck s -> new MqttSubAckMessage(new MqttFixedHeader(MqttMessageType.SUBACK, false, MqttQoS.AT_MOST_ONCE, false, 0),
+        if (packet instanceof Packet.ConnAck c) {
+            return connAck(c, v5);
+        }
+        if (packet instanceof Packet.Publish p) {
+            return publish(p);
+        }
+        if (packet instanceof Packet.Ack a) {
+            return ack(a);
+        }
+        if (packet instanceof Packet.SubAck s) {
+            return new MqttSubAckMessage(fixed(MqttMessageType.SUBACK),
                     new MqttMessageIdAndPropertiesVariableHeader(s.packetId(), reasonString(s.reasonString())),
                     new MqttSubAckPayload(s.reasonCodes().stream().mapToInt(c -> v5 ? c.value() : v3SubAck(c)).toArray()));
-            case Packet.UnsubAck u -> new MqttUnsubAckMessage(new MqttFixedHeader(MqttMessageType.UNSUBACK, false, MqttQoS.AT_MOST_ONCE, false, 0),
+        }
+        if (packet instanceof Packet.UnsubAck u) {
+            return new MqttUnsubAckMessage(fixed(MqttMessageType.UNSUBACK),
                     new MqttMessageIdAndPropertiesVariableHeader(u.packetId(), reasonString(u.reasonString())),
-                    v5 ? new MqttUnsubAckPayload(u.reasonCodes().stream().mapToInt(ReasonCode::value).toArray()) : null);
-            case Packet.PingResp ignored -> new MqttMessage(new MqttFixedHeader(MqttMessageType.PINGRESP, false, MqttQoS.AT_MOST_ONCE, false, 0));
-            case Packet.Disconnect d -> {
-                MqttProperties props = reasonString(d.reasonString());
-                if (d.serverReference() != null) {
-                    props.add(new MqttProperties.StringProperty(MqttPropertyType.SERVER_REFERENCE.value(), d.serverReference()));
-                }
-                yield new MqttMessage(new MqttFixedHeader(MqttMessageType.DISCONNECT, false, MqttQoS.AT_MOST_ONCE, false, 0),
-                        new MqttReasonCodeAndPropertiesVariableHeader((byte) d.reasonCode().value(), props));
+                    v5 ? new MqttUnsubAckPayload(u.reasonCodes().stream().map(c -> (short) c.value()).toList()) : null);
+        }
+        if (packet instanceof Packet.PingResp) {
+            return new MqttMessage(fixed(MqttMessageType.PINGRESP));
+        }
+        if (packet instanceof Packet.Disconnect d) {
+            MqttProperties props = reasonString(d.reasonString());
+            if (d.serverReference() != null) {
+                props.add(new MqttProperties.StringProperty(MqttPropertyType.SERVER_REFERENCE.value(), d.serverReference()));
             }
-            default -> throw new IllegalArgumentException(packet.getClass().getSimpleName() + " is not sent by the broker");
-        };
+            return new MqttMessage(fixed(MqttMessageType.DISCONNECT),
+                    new MqttReasonCodeAndPropertiesVariableHeader((byte) d.reasonCode().value(), props));
+        }
+        throw new IllegalArgumentException(packet.getClass().getSimpleName() + " is not sent by the broker");
     }
 
-    private static MqttMessage connAck(Packet.ConnAck c, boolean v5) {
+    private static MqttFixedHeader fixed(MqttMessageType type) {
+        return new MqttFixedHeader(type, false, MqttQoS.AT_MOST_ONCE, false, 0);
+    }
+
+    private static MqttConnAckMessage connAck(Packet.ConnAck c, boolean v5) {
         MqttProperties props = new MqttProperties();
         if (v5) {
             addString(props, MqttPropertyType.ASSIGNED_CLIENT_IDENTIFIER, c.assignedClientId());
@@ -229,13 +244,13 @@ final class PacketMapper {
             // Wildcard, subscription identifier and shared subscriptions are available: absent means yes.
         }
         MqttConnectReturnCode code = v5 ? MqttConnectReturnCode.valueOf((byte) c.reasonCode().value()) : v3ConnAck(c.reasonCode());
-        return new MqttMessage(new MqttFixedHeader(MqttMessageType.CONNACK, false, MqttQoS.AT_MOST_ONCE, false, 0),
+        return new MqttConnAckMessage(fixed(MqttMessageType.CONNACK),
                 new MqttConnAckVariableHeader(code, c.sessionPresent() && code == MqttConnectReturnCode.CONNECTION_ACCEPTED, props));
     }
 
     private static MqttPublishMessage publish(Packet.Publish p) {
         MqttProperties props = new MqttProperties();
-        addInt(props, MqttPropertyType.MESSAGE_EXPIRY_INTERVAL, p.messageExpirySeconds());
+        addInt(props, MqttPropertyType.PUBLICATION_EXPIRY_INTERVAL, p.messageExpirySeconds());
         addInt(props, MqttPropertyType.PAYLOAD_FORMAT_INDICATOR, p.payloadFormat());
         addString(props, MqttPropertyType.CONTENT_TYPE, p.contentType());
         addString(props, MqttPropertyType.RESPONSE_TOPIC, p.responseTopic());

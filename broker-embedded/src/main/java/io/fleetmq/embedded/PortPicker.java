@@ -1,0 +1,81 @@
+package io.fleetmq.embedded;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Picks a free port for a server that must know its port before it binds (Kafka advertises it,
+ * tests pass it on). The port is taken from below the kernel's ephemeral range: a port the kernel
+ * hands out for port 0 is from that range, and so is the local port of every outgoing connection,
+ * which could take a port between the pick and the bind. Below the range only a server binding it
+ * explicitly can take it. Within one JVM no port is handed out twice.
+ */
+public final class PortPicker {
+
+    private static final Path EPHEMERAL_RANGE = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+    private static final int LOWEST = 10_000;
+    private static final int DEFAULT_EPHEMERAL_START = 32_768;
+    private static final int MAX_ATTEMPTS = 200;
+    private static final Set<Integer> handedOut = new HashSet<>();
+
+    private PortPicker() {
+    }
+
+    /** A port that {@code address} can bind now and that this JVM has not handed out before. */
+    public static synchronized int pick(InetAddress address) {
+        int ephemeralStart = ephemeralStart();
+        if (ephemeralStart - LOWEST < 1_000) {
+            return pickFromKernel(address);
+        }
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            int port = random.nextInt(LOWEST, ephemeralStart);
+            if (!handedOut.contains(port) && bindable(address, port)) {
+                handedOut.add(port);
+                return port;
+            }
+        }
+        throw new IllegalStateException("no free port in " + LOWEST + ".." + (ephemeralStart - 1) + " after "
+                + MAX_ATTEMPTS + " attempts");
+    }
+
+    private static int pickFromKernel(InetAddress address) {
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(address, 0));
+                if (handedOut.add(socket.getLocalPort())) {
+                    return socket.getLocalPort();
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot bind a free port on " + address + ": " + e.getMessage(), e);
+            }
+        }
+        throw new IllegalStateException("no unused free port after " + MAX_ATTEMPTS + " attempts");
+    }
+
+    private static boolean bindable(InetAddress address, int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.bind(new InetSocketAddress(address, port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The first port of the kernel's ephemeral range (Linux), or the common default elsewhere. */
+    private static int ephemeralStart() {
+        try {
+            String[] range = Files.readString(EPHEMERAL_RANGE).trim().split("\\s+");
+            return Integer.parseInt(range[0]);
+        } catch (IOException | RuntimeException e) {
+            return DEFAULT_EPHEMERAL_START;
+        }
+    }
+}
