@@ -335,7 +335,9 @@ public final class SessionActor {
         if (from != connection) {
             return; // the client left; a QoS 1/2 publisher resends on reconnect
         }
-        if (p.qos() > 0) {
+        // The receive window frees a QoS 1 slot with PUBACK, a QoS 2 slot with PUBCOMP, or when the
+        // flow ends on an error PUBREC (section 4.9, Flow Control).
+        if (p.qos() == 1 || p.qos() == 2 && error != null) {
             inboundUnacknowledged--;
         }
         if (error != null && !from.version().isV5()) {
@@ -390,7 +392,7 @@ public final class SessionActor {
                 if (f == null || f.publish().qos() != 2) {
                     connection.send(new Ack(AckType.PUBREL, id, ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
                 } else if (a.reasonCode().isError()) {
-                    inFlight.remove(id); // the client refused it; the flow ends here [MQTT-4.3.3-?]
+                    inFlight.remove(id); // the client refused it; with an error PUBREC the QoS 2 flow ends
                     pump();
                 } else {
                     inFlight.put(id, new InFlight(f.publish(), true));
@@ -406,6 +408,9 @@ public final class SessionActor {
             }
             case PUBREL -> {
                 Boolean stored = inboundQos2.remove(id);
+                if (stored != null && stored) {
+                    inboundUnacknowledged = Math.max(0, inboundUnacknowledged - 1);
+                }
                 // [MQTT-4.3.3-11] after PUBREL the ID may be reused; PUBCOMP either way.
                 connection.send(new Ack(AckType.PUBCOMP, id,
                         stored == null ? ReasonCode.PACKET_IDENTIFIER_NOT_FOUND : ReasonCode.SUCCESS, null));

@@ -76,6 +76,23 @@ public final class RawMqtt implements AutoCloseable {
         return p == null ? null : HexFormat.of().formatHex(p);
     }
 
+    public void socketTimeout(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+    }
+
+    /** True if nothing arrives before the socket timeout (and the connection stays open). */
+    public boolean nothingWithin() throws IOException {
+        try {
+            int b = in.read();
+            if (b < 0) {
+                throw new AssertionError("connection closed by the broker");
+            }
+            return false;
+        } catch (SocketTimeoutException e) {
+            return true;
+        }
+    }
+
     /** True once the broker closed the connection (reading until end of stream). */
     public boolean closedByBroker() throws IOException {
         try {
@@ -108,17 +125,75 @@ public final class RawMqtt implements AutoCloseable {
 
     /** A CONNECT with the given protocol level and, for level 5, the properties as hex (length included). */
     public static byte[] connect(int level, String clientId, String propertiesHex) {
+        return connect(level, true, 60, clientId, propertiesHex);
+    }
+
+    /** A CONNECT without will or credentials; properties as hex with their length byte, null for 3.1.1. */
+    public static byte[] connect(int level, boolean cleanStart, int keepAliveSeconds, String clientId,
+                                 String propertiesHex) {
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         writeString(body, "MQTT");
         body.write(level);
-        body.write(0x02); // clean start
-        body.write(0);
-        body.write(60);
+        body.write(cleanStart ? 0x02 : 0x00);
+        body.write(keepAliveSeconds >> 8);
+        body.write(keepAliveSeconds & 0xFF);
         if (propertiesHex != null) {
-            body.writeBytes(HexFormat.of().parseHex(propertiesHex));
+            body.writeBytes(HexFormat.of().parseHex(propertiesHex.replace(" ", "")));
         }
         writeString(body, clientId);
         return packet(0x10, body.toByteArray());
+    }
+
+    /** An MQTT 5 SUBSCRIBE of one filter with options byte {@code options} (QoS in the low bits). */
+    public static byte[] subscribeV5(int packetId, String filter, int options) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write(packetId >> 8);
+        body.write(packetId & 0xFF);
+        body.write(0); // no properties
+        writeString(body, filter);
+        body.write(options);
+        return packet(0x82, body.toByteArray());
+    }
+
+    /** An MQTT 5 PUBLISH without properties. */
+    public static byte[] publishV5(String topic, int qos, int packetId, byte[] payload) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        writeString(body, topic);
+        if (qos > 0) {
+            body.write(packetId >> 8);
+            body.write(packetId & 0xFF);
+        }
+        body.write(0);
+        body.writeBytes(payload);
+        return packet(0x30 | qos << 1, body.toByteArray());
+    }
+
+    /** PUBACK, PUBREC, PUBREL (type byte 0x62) or PUBCOMP with success and no properties. */
+    public static byte[] ack(int firstByte, int packetId) {
+        return packet(firstByte, new byte[] {(byte) (packetId >> 8), (byte) packetId});
+    }
+
+    /** The packet identifier of a received QoS 1/2 MQTT PUBLISH (after the topic). */
+    public static int publishPacketId(byte[] publish) {
+        int offset = 1;
+        while ((publish[offset] & 0x80) != 0) {
+            offset++;
+        }
+        offset++;
+        int topicLength = (publish[offset] & 0xFF) << 8 | publish[offset + 1] & 0xFF;
+        int at = offset + 2 + topicLength;
+        return (publish[at] & 0xFF) << 8 | publish[at + 1] & 0xFF;
+    }
+
+    /** The topic of a received PUBLISH (empty when only a topic alias was sent). */
+    public static String publishTopic(byte[] publish) {
+        int offset = 1;
+        while ((publish[offset] & 0x80) != 0) {
+            offset++;
+        }
+        offset++;
+        int topicLength = (publish[offset] & 0xFF) << 8 | publish[offset + 1] & 0xFF;
+        return new String(publish, offset + 2, topicLength, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /** Fixed header byte, remaining length, body. */

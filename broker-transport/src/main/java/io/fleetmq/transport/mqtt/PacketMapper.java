@@ -64,7 +64,7 @@ final class PacketMapper {
         }
         long receiveMaximum = intProp(props, MqttPropertyType.RECEIVE_MAXIMUM, -1);
         if (receiveMaximum == 0) {
-            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Receive Maximum of 0"); // [MQTT-3.1.2-?] 3.1.2.11.3
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Receive Maximum of 0"); // 3.1.2.11.3: a value of 0 is a protocol error
         }
         long maximumPacketSize = intProp(props, MqttPropertyType.MAXIMUM_PACKET_SIZE, -1);
         if (maximumPacketSize == 0) {
