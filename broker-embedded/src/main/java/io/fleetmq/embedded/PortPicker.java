@@ -71,9 +71,10 @@ public final class PortPicker {
 
     /** The first port of the kernel's ephemeral range (Linux), or the common default elsewhere. */
     private static int ephemeralStart() {
-        try {
-            String[] range = Files.readString(EPHEMERAL_RANGE).trim().split("\\s+");
-            return Integer.parseInt(range[0]);
+        // Read line-wise: /proc files report a size of 0, and a whole-file read can come back short.
+        try (java.io.BufferedReader reader = Files.newBufferedReader(EPHEMERAL_RANGE)) {
+            String line = reader.readLine();
+            return Integer.parseInt(line.trim().split("\\s+")[0]);
         } catch (IOException | RuntimeException e) {
             return DEFAULT_EPHEMERAL_START;
         }
