@@ -57,11 +57,9 @@ public final class EmbeddedKafkaServer {
             return;
         }
         long begin = System.nanoTime();
-        int[] ports = Ports.resolve(SERVICE, host, port, controllerPort);
+        int[] ports = Ports.resolveFree(SERVICE, host, port, controllerPort);
         port = ports[0];
         controllerPort = ports[1];
-        Ports.requireFree(SERVICE, host, port);
-        Ports.requireFree(SERVICE, host, controllerPort);
 
         Properties properties = serverProperties();
         DataDirOwnership.claim(SERVICE, logDir);

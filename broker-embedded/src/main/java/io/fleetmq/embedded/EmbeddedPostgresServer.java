@@ -92,8 +92,7 @@ public final class EmbeddedPostgresServer {
     }
 
     private void launch() {
-        port = Ports.resolve(SERVICE, host, port)[0];
-        Ports.requireFree(SERVICE, host, port);
+        port = Ports.resolveFree(SERVICE, host, port)[0];
 
         EmbeddedPostgres started;
         try {

@@ -103,8 +103,7 @@ public final class EmbeddedRedisServer {
     }
 
     private void launch() {
-        port = Ports.resolve(SERVICE, host, port)[0];
-        Ports.requireFree(SERVICE, host, port);
+        port = Ports.resolveFree(SERVICE, host, port)[0];
 
         Path config = workDir.resolve("redis.conf");
         try {

@@ -30,6 +30,32 @@ final class Ports {
     }
 
     /**
+     * Resolves the zeros of {@code requested} to free ports and checks every port is free now. A
+     * port picked here that is taken by the time it is checked is picked again (a few times):
+     * nobody asked for that port, so there is no reason to fail. A port the caller named is
+     * checked once and reported if taken.
+     */
+    static int[] resolveFree(String service, String host, int... requested) {
+        for (int attempt = 1; ; attempt++) {
+            int[] resolved = resolve(service, host, requested);
+            boolean allFree = true;
+            for (int i = 0; i < resolved.length && allFree; i++) {
+                try {
+                    requireFree(service, host, resolved[i]);
+                } catch (EmbeddedServiceException taken) {
+                    if (requested[i] != 0 || attempt == 5) {
+                        throw taken;
+                    }
+                    allFree = false;
+                }
+            }
+            if (allFree) {
+                return resolved;
+            }
+        }
+    }
+
+    /**
      * Fails fast with a clear message when something already listens on the port. The services would fail too,
      * but Kafka, Redis and PostgreSQL each report it differently and some only in their own log.
      */
