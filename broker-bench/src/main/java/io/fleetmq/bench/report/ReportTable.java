@@ -33,7 +33,7 @@ public final class ReportTable {
             line(out, "  %-32s %14s", "expected deliveries (x" + r.deliveriesPerPublish() + ")",
                     Units.count(r.expectedDeliveries()));
             line(out, "  %-32s %14s", "delivered", Units.count(r.delivered()));
-            line(out, "  %-32s %14s%s", "lost", Units.count(r.lost()),
+            line(out, "  %-32s %14s%s", "lost (undelivered after drain)", Units.count(r.lost()),
                     r.lost() < 0 ? "  (more deliveries than owed)" : "");
             line(out, "  %-32s %14s", "reordered or duplicated", Units.count(r.reordered()));
             if (o.qos() > 0) {

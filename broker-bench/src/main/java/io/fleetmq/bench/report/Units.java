@@ -10,13 +10,14 @@ final class Units {
 
     /** {@code 812 µs}, {@code 3.42 ms}, {@code 1.20 s}: three significant figures is all a histogram holds. */
     static String duration(long nanos) {
+        // Thresholds sit where rounding would carry into the next unit: 999,600 ns is "1.00 ms", not "1000 µs".
         if (nanos < 1_000) {
             return nanos + " ns";
         }
-        if (nanos < 1_000_000) {
+        if (nanos < 999_500) {
             return String.format(Locale.ROOT, "%.0f µs", nanos / 1e3);
         }
-        if (nanos < 1_000_000_000) {
+        if (nanos < 999_995_000) {
             return String.format(Locale.ROOT, "%.2f ms", nanos / 1e6);
         }
         return String.format(Locale.ROOT, "%.2f s", nanos / 1e9);

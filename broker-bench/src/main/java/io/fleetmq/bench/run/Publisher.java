@@ -6,7 +6,11 @@ import io.fleetmq.bench.client.PayloadStamp;
 import io.fleetmq.bench.report.ErrorKind;
 import io.fleetmq.bench.scenario.Topology;
 import io.netty.buffer.ByteBuf;
-import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttFixedHeader;
+import io.netty.handler.codec.mqtt.MqttMessageType;
+import io.netty.handler.codec.mqtt.MqttProperties;
+import io.netty.handler.codec.mqtt.MqttPublishMessage;
+import io.netty.handler.codec.mqtt.MqttPublishVariableHeader;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
@@ -156,13 +160,12 @@ final class Publisher implements ClientRole {
             sentAt[packetId] = stampNanos;
             inFlight++;
         }
-        connection.write(MqttMessageBuilders.publish()
-                .topicName(spec.topic())
-                .qos(qos)
-                .retained(false)
-                .messageId(packetId)
-                .payload(payload)
-                .build());
+        // Built directly, not with MqttMessageBuilders.publish(): that builder copies the payload into a
+        // new heap buffer and never releases the one it was given, a leak and a copy per message.
+        connection.write(new MqttPublishMessage(
+                new MqttFixedHeader(MqttMessageType.PUBLISH, false, qos, false, 0),
+                new MqttPublishVariableHeader(spec.topic(), packetId, MqttProperties.NO_PROPERTIES),
+                payload));
         sent++;
         stats.published(stampNanos);
     }
