@@ -3,7 +3,6 @@ package io.fleetmq.bench.client;
 import io.fleetmq.bench.report.ErrorKind;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
@@ -116,9 +115,14 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
         this.channel = channel;
     }
 
+    /**
+     * Counts the failure before failing the future: whoever waits on it must find the error already
+     * counted. Runs on the event loop only, so the check and the completion cannot interleave.
+     */
     void failConnect(String reason) {
-        if (connected.completeExceptionally(new ClientException(clientId + ": " + reason))) {
+        if (!connected.isDone()) {
             errors.error(ErrorKind.CONNECT_FAILED, clientId + ": " + reason);
+            connected.completeExceptionally(new ClientException(clientId + ": " + reason));
         }
     }
 
@@ -141,10 +145,19 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
         return done;
     }
 
-    /** Sends DISCONNECT (normal disconnection) if connected, then closes. Any thread. */
-    public ChannelFuture close() {
+    /**
+     * Sends DISCONNECT (normal disconnection) if connected, then closes. Any thread. Completes when the
+     * channel is closed, at once for a connection that was never opened.
+     */
+    public CompletableFuture<Void> close() {
         closing = true;
         Channel ch = channel;
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        if (ch == null) {
+            closed.complete(null);
+            return closed;
+        }
+        ch.closeFuture().addListener(f -> closed.complete(null));
         ch.eventLoop().execute(() -> {
             if (ch.isActive() && connected.isDone() && !connected.isCompletedExceptionally()) {
                 ch.writeAndFlush(MqttMessage.DISCONNECT).addListener(ChannelFutureListener.CLOSE);
@@ -152,7 +165,7 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
                 ch.close();
             }
         });
-        return ch.closeFuture();
+        return closed;
     }
 
     @Override
@@ -231,9 +244,9 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
     }
 
     private void failSubscribe(String reason) {
-        if (pendingSubscribe != null && pendingSubscribe.completeExceptionally(
-                new ClientException(clientId + ": " + reason))) {
+        if (pendingSubscribe != null && !pendingSubscribe.isDone()) {
             errors.error(ErrorKind.SUBSCRIBE_FAILED, clientId + ": " + reason);
+            pendingSubscribe.completeExceptionally(new ClientException(clientId + ": " + reason));
         }
     }
 

@@ -7,7 +7,6 @@ import io.fleetmq.bench.report.BenchReport;
 import io.fleetmq.bench.report.ErrorKind;
 import io.fleetmq.bench.report.LatencySummary;
 import io.fleetmq.bench.scenario.Topology;
-import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -16,9 +15,11 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -213,12 +214,17 @@ public final class BenchmarkRun {
     }
 
     private static void closeAll(List<MqttConnection> connections) {
-        List<ChannelFuture> closed = new ArrayList<>();
+        List<CompletableFuture<Void>> closed = new ArrayList<>();
         for (MqttConnection connection : connections) {
             closed.add(connection.close());
         }
-        for (ChannelFuture future : closed) {
-            future.awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
+        try {
+            CompletableFuture.allOf(closed.toArray(CompletableFuture[]::new))
+                    .get(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // The event loops shut down next and close whatever is left; the report is already complete.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
