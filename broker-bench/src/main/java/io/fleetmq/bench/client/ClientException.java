@@ -6,8 +6,4 @@ public final class ClientException extends RuntimeException {
     public ClientException(String message) {
         super(message);
     }
-
-    public ClientException(String message, Throwable cause) {
-        super(message, cause);
-    }
 }

@@ -67,10 +67,6 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
         this.errors = errors;
     }
 
-    public String clientId() {
-        return clientId;
-    }
-
     int keepAliveSeconds() {
         return KEEP_ALIVE_SECONDS;
     }

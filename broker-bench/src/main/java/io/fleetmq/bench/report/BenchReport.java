@@ -1,6 +1,7 @@
 package io.fleetmq.bench.report;
 
 import io.fleetmq.bench.cli.BenchOptions;
+import java.util.Locale;
 
 /**
  * The result of one run. Counts refer to messages whose send stamp lies in the measured window;
@@ -43,7 +44,7 @@ public record BenchReport(
         COMPLETED, ABORTED;
 
         public String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.fleetmq.bench.report;
 
+import java.util.Locale;
+
 /** Everything that went wrong, by kind. Each is counted; none is ever dropped silently. */
 public enum ErrorKind {
     CONNECT_FAILED("connect failures"),
@@ -25,6 +27,6 @@ public enum ErrorKind {
 
     /** snake_case key for the JSON line. */
     public String key() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 }

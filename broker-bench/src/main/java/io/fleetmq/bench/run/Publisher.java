@@ -70,17 +70,13 @@ final class Publisher implements ClientRole {
         this.connection = connection;
     }
 
-    Topology.Publisher spec() {
-        return spec;
-    }
-
     /** Starts publishing on the connection's event loop. */
     void start(Phases phases) {
         connection.eventLoop().execute(() -> {
             this.phases = phases;
             if (qos != MqttQoS.AT_MOST_ONCE) {
                 // The broker's Receive Maximum is a hard limit [MQTT-3.3.4-7]; ours is a choice.
-                window = Math.min(inflightLimit, connection.receiveMaximum());
+                window = Math.max(1, Math.min(inflightLimit, connection.receiveMaximum()));
                 pending = new boolean[window + 1];
                 sentAt = new long[window + 1];
             } else {

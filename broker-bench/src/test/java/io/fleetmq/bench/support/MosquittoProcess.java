@@ -12,11 +12,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * Debian's Mosquitto, started by a test on a free loopback port with its own throw-away config, and
  * stopped (by its own PID) when the test ends. Tests check {@link #isInstalled()} first and skip
- * when it is not: CI machines may have only a JDK.
+ * when it is not: CI machines may have only a JDK. {@code -Dfleetmq.bench.mosquitto=PATH} points
+ * at another binary, or at none to try the skip path.
  */
 public final class MosquittoProcess implements AutoCloseable {
 
-    public static final Path BINARY = Path.of("/usr/sbin/mosquitto");
+    public static final Path BINARY = Path.of(System.getProperty("fleetmq.bench.mosquitto", "/usr/sbin/mosquitto"));
     private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
 
     private final Process process;
@@ -71,7 +72,8 @@ public final class MosquittoProcess implements AutoCloseable {
             if (!process.isAlive()) {
                 throw new IllegalStateException("mosquitto exited with " + process.exitValue() + ":\n" + log());
             }
-            try (Socket ignored = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            try {
+                new Socket(InetAddress.getLoopbackAddress(), port).close();
                 return;
             } catch (IOException notYet) {
                 Thread.sleep(50);
@@ -81,11 +83,17 @@ public final class MosquittoProcess implements AutoCloseable {
                 + log());
     }
 
+    /** SIGTERM to our own process, SIGKILL if it is still there after 5 s. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         process.destroy();
-        if (!process.waitFor(5, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
     }
 }
