@@ -1,0 +1,46 @@
+package io.fleetmq.bench;
+
+import io.fleetmq.bench.cli.BenchOptions;
+import io.fleetmq.bench.cli.OptionsParser;
+import io.fleetmq.bench.cli.UsageException;
+import io.fleetmq.bench.report.BenchReport;
+import io.fleetmq.bench.report.JsonReport;
+import io.fleetmq.bench.report.ReportTable;
+import io.fleetmq.bench.run.BenchmarkRun;
+import java.io.PrintStream;
+import java.util.Optional;
+
+/** {@code java -jar fleetmq-bench.jar --scenario fan-in --qos 1 --duration 30s}; see {@link OptionsParser#USAGE}. */
+public final class Main {
+
+    static final int EXIT_OK = 0;
+    static final int EXIT_ERRORS = 1;
+    static final int EXIT_USAGE = 2;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Optional<BenchOptions> options;
+        try {
+            options = OptionsParser.parse(args);
+        } catch (UsageException e) {
+            err.println("fleetmq-bench: " + e.getMessage());
+            err.println("Try --help.");
+            return EXIT_USAGE;
+        }
+        if (options.isEmpty()) {
+            out.print(OptionsParser.USAGE);
+            return EXIT_OK;
+        }
+        BenchReport report = new BenchmarkRun(options.get(), err).run();
+        out.print(ReportTable.render(report));
+        out.println(JsonReport.line(report));
+        out.flush();
+        return report.clean() ? EXIT_OK : EXIT_ERRORS;
+    }
+}

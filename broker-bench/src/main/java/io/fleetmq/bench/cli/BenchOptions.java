@@ -1,0 +1,47 @@
+package io.fleetmq.bench.cli;
+
+import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.scenario.Scenario;
+import java.time.Duration;
+
+/**
+ * One run's settings, validated by {@link OptionsParser}.
+ *
+ * @param rate           total messages per second over all publishers; 0 means as fast as flow control
+ *                       allows (TCP back-pressure, and for QoS 1 and 2 the in-flight window)
+ * @param inflight       most unacknowledged QoS 1/2 publishes per publisher; the broker's Receive
+ *                       Maximum lowers it further under MQTT 5
+ * @param drain          longest wait after the last publish for deliveries and acknowledgements
+ * @param threads        Netty event-loop threads shared by all clients
+ */
+public record BenchOptions(
+        Scenario scenario,
+        String host,
+        int port,
+        Protocol protocol,
+        int qos,
+        int clients,
+        long rate,
+        Duration warmup,
+        Duration duration,
+        Duration drain,
+        int payloadBytes,
+        int inflight,
+        int threads) {
+
+    public static final String DEFAULT_HOST = "127.0.0.1";
+    public static final int DEFAULT_PORT = 1883;
+    public static final int DEFAULT_CLIENTS = 100;
+    public static final Duration DEFAULT_WARMUP = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_DURATION = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_DRAIN = Duration.ofSeconds(10);
+    public static final int DEFAULT_PAYLOAD = 64;
+    public static final int DEFAULT_INFLIGHT = 16;
+
+    /** The defaults for everything but the scenario, which has none on purpose. */
+    public static BenchOptions defaults(Scenario scenario) {
+        return new BenchOptions(scenario, DEFAULT_HOST, DEFAULT_PORT, Protocol.MQTT_5, 0, DEFAULT_CLIENTS, 0,
+                DEFAULT_WARMUP, DEFAULT_DURATION, DEFAULT_DRAIN, DEFAULT_PAYLOAD, DEFAULT_INFLIGHT,
+                Runtime.getRuntime().availableProcessors());
+    }
+}

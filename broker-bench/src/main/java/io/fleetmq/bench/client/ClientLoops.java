@@ -1,0 +1,90 @@
+package io.fleetmq.bench.client;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.mqtt.MqttDecoder;
+import io.netty.handler.codec.mqtt.MqttEncoder;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The event loops every client of a run shares: a few threads carry hundreds of connections, which
+ * is what lets one small machine play a whole fleet. Native epoll where available, NIO otherwise.
+ */
+public final class ClientLoops implements AutoCloseable {
+
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * Small water marks on purpose: a publisher stops at 64 KiB of unsent data instead of hiding a
+     * backlog in its own memory, so back-pressure from the broker shows up as a lower publish rate.
+     */
+    private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 64 * 1024);
+
+    private final boolean epoll;
+    private final EventLoopGroup group;
+
+    public ClientLoops(int threads) {
+        this.epoll = Epoll.isAvailable();
+        IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        this.group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("bench-io"), factory);
+    }
+
+    /** {@code epoll} or {@code nio}, for the report. */
+    public String transport() {
+        return epoll ? "epoll" : "nio";
+    }
+
+    /**
+     * Opens a TCP connection and starts the MQTT handshake on it; {@link MqttConnection#connected()}
+     * tells how it ends.
+     */
+    public MqttConnection connect(String host, int port, MqttConnection connection, int maxPacketBytes) {
+        Bootstrap bootstrap = new Bootstrap()
+                .group(group)
+                .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+                // Latency is what we measure: never let Nagle hold a small publish back.
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) CONNECT_TIMEOUT.toMillis())
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(
+                                new IdleStateHandler(0, connection.keepAliveSeconds() / 2, 0, TimeUnit.SECONDS),
+                                new MqttDecoder(maxPacketBytes),
+                                MqttEncoder.INSTANCE,
+                                connection);
+                    }
+                });
+        ChannelFuture future = bootstrap.connect(host, port);
+        Channel channel = future.channel();
+        connection.attach(channel);
+        future.addListener(f -> {
+            if (!f.isSuccess()) {
+                connection.failConnect("cannot open TCP connection to " + host + ":" + port + ": " + f.cause());
+            }
+        });
+        return connection;
+    }
+
+    @Override
+    public void close() {
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    }
+}

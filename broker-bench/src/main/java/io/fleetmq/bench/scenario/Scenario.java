@@ -1,0 +1,83 @@
+package io.fleetmq.bench.scenario;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The traffic shapes the tool knows. Each turns a client count into a {@link Topology}: who publishes
+ * where, who subscribes to what, and how many deliveries one publish must cause.
+ */
+public enum Scenario {
+    /** N publishers, each on its own topic, one subscriber on a single-level wildcard over all of them. */
+    FAN_IN("fan-in"),
+    /** One publisher, N subscribers on the same topic: every publish is delivered N times. */
+    FAN_OUT("fan-out"),
+    /** N independent pairs: publisher i publishes to topic i, which only subscriber i subscribes to. */
+    P2P("p2p");
+
+    private final String label;
+
+    Scenario(String label) {
+        this.label = label;
+    }
+
+    public String label() {
+        return label;
+    }
+
+    public static Scenario parse(String text) {
+        String wanted = text.trim().toLowerCase(Locale.ROOT);
+        for (Scenario scenario : values()) {
+            if (scenario.label.equals(wanted)) {
+                return scenario;
+            }
+        }
+        throw new IllegalArgumentException("unknown scenario '" + text + "': use fan-in, fan-out or p2p");
+    }
+
+    /**
+     * The topology for {@code clients} (publishers for fan-in, subscribers for fan-out, pairs for p2p).
+     * Topics and client IDs carry the run ID so that two runs against one broker never see each
+     * other's messages, and a wildcard never matches a stranger's topic.
+     */
+    public Topology topology(int clients, String runId) {
+        if (clients < 1) {
+            throw new IllegalArgumentException("clients must be at least 1, was " + clients);
+        }
+        String root = "fleetmq-bench/" + runId + "/" + label;
+        List<Topology.Publisher> publishers = new ArrayList<>();
+        List<Topology.Subscriber> subscribers = new ArrayList<>();
+        switch (this) {
+            case FAN_IN -> {
+                for (int i = 0; i < clients; i++) {
+                    publishers.add(new Topology.Publisher(i, clientId(runId, 'p', i), root + "/" + i));
+                }
+                subscribers.add(new Topology.Subscriber(clientId(runId, 's', 0), root + "/+"));
+            }
+            case FAN_OUT -> {
+                publishers.add(new Topology.Publisher(0, clientId(runId, 'p', 0), root));
+                for (int i = 0; i < clients; i++) {
+                    subscribers.add(new Topology.Subscriber(clientId(runId, 's', i), root));
+                }
+            }
+            case P2P -> {
+                for (int i = 0; i < clients; i++) {
+                    publishers.add(new Topology.Publisher(i, clientId(runId, 'p', i), root + "/" + i));
+                    subscribers.add(new Topology.Subscriber(clientId(runId, 's', i), root + "/" + i));
+                }
+            }
+            default -> throw new IllegalStateException("unhandled scenario " + this);
+        }
+        int deliveriesPerPublish = this == FAN_OUT ? clients : 1;
+        return new Topology(publishers, subscribers, deliveriesPerPublish);
+    }
+
+    /**
+     * Short IDs such as {@code b3f9a1cp42}: a server must accept 1 to 23 characters of [0-9a-zA-Z] and may
+     * refuse anything else [MQTT-3.1.3-5], so the ID stays inside that even for a million clients.
+     */
+    static String clientId(String runId, char role, int index) {
+        return "b" + runId + role + index;
+    }
+}

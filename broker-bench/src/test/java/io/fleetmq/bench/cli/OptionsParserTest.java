@@ -1,0 +1,79 @@
+package io.fleetmq.bench.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.scenario.Scenario;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class OptionsParserTest {
+
+    private static BenchOptions parse(String... args) throws UsageException {
+        return OptionsParser.parse(args).orElseThrow();
+    }
+
+    @Test
+    void onlyTheScenarioIsNeededEverythingElseHasItsDocumentedDefault() throws UsageException {
+        BenchOptions o = parse("--scenario", "fan-in");
+        assertEquals(BenchOptions.defaults(Scenario.FAN_IN), o);
+        assertEquals("127.0.0.1", o.host());
+        assertEquals(1883, o.port());
+        assertEquals(Protocol.MQTT_5, o.protocol());
+        assertEquals(0, o.qos());
+        assertEquals(100, o.clients());
+        assertEquals(0, o.rate());
+        assertEquals(Duration.ofSeconds(5), o.warmup());
+        assertEquals(Duration.ofSeconds(30), o.duration());
+        assertEquals(64, o.payloadBytes());
+        assertEquals(16, o.inflight());
+    }
+
+    @Test
+    void everyOptionInBothSpellings() throws UsageException {
+        BenchOptions o = parse("--scenario=p2p", "--host", "localhost", "--port=11883", "--protocol", "3.1.1",
+                "--qos", "2", "--clients=7", "--rate", "10_000", "--inflight", "4", "--warmup", "500ms",
+                "--duration=2m", "--drain", "1.5s", "--payload", "128", "--threads", "3");
+        assertEquals(new BenchOptions(Scenario.P2P, "localhost", 11883, Protocol.MQTT_3_1_1, 2, 7, 10_000,
+                Duration.ofMillis(500), Duration.ofMinutes(2), Duration.ofMillis(1500), 128, 4, 3), o);
+    }
+
+    @Test
+    void helpAsksForNoRun() throws UsageException {
+        assertTrue(OptionsParser.parse("--help").isEmpty());
+        assertTrue(OptionsParser.parse("--scenario", "p2p", "-h").isEmpty());
+    }
+
+    @Test
+    void durationsTakeMillisecondsSecondsMinutesHoursAndBareSeconds() {
+        assertEquals(Duration.ofSeconds(30), OptionsParser.duration("30s"));
+        assertEquals(Duration.ofMillis(250), OptionsParser.duration("250ms"));
+        assertEquals(Duration.ofMinutes(2), OptionsParser.duration("2m"));
+        assertEquals(Duration.ofHours(1), OptionsParser.duration("1h"));
+        assertEquals(Duration.ofMillis(1500), OptionsParser.duration("1.5s"));
+        assertEquals(Duration.ofSeconds(20), OptionsParser.duration("20"));
+        assertEquals(Duration.ZERO, OptionsParser.duration("0s"));
+        assertThrows(IllegalArgumentException.class, () -> OptionsParser.duration("30 sec"));
+        assertThrows(IllegalArgumentException.class, () -> OptionsParser.duration("-1s"));
+    }
+
+    @Test
+    void mistakesNameTheOptionAndWhatIsWrong() {
+        assertMessage("--scenario is required (fan-in, fan-out or p2p)", "--qos", "1");
+        assertMessage("unknown option --speed", "--scenario", "p2p", "--speed", "9");
+        assertMessage("--qos needs a value", "--scenario", "p2p", "--qos");
+        assertMessage("--qos: 3 is outside 0 .. 2", "--scenario", "p2p", "--qos", "3");
+        assertMessage("--payload: 15 is outside 16 .. 16777216", "--scenario", "p2p", "--payload", "15");
+        assertMessage("--duration: must be longer than zero", "--scenario", "p2p", "--duration", "0s");
+        assertMessage("--clients: 'many' is not a whole number", "--scenario", "p2p", "--clients", "many");
+        assertMessage("--scenario: unknown scenario 'fanin': use fan-in, fan-out or p2p", "--scenario", "fanin");
+        assertMessage("--protocol: unknown protocol '4': use 5 or 3.1.1", "--scenario", "p2p", "--protocol", "4");
+        assertMessage("unexpected argument 'p2p'", "p2p");
+    }
+
+    private static void assertMessage(String expected, String... args) {
+        assertEquals(expected, assertThrows(UsageException.class, () -> OptionsParser.parse(args)).getMessage());
+    }
+}

@@ -1,0 +1,99 @@
+package io.fleetmq.bench.support;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Debian's Mosquitto, started by a test on a free loopback port with its own throw-away config, and
+ * stopped (by its own PID) when the test ends. Tests check {@link #isInstalled()} first and skip
+ * when it is not: CI machines may have only a JDK. {@code -Dfleetmq.bench.mosquitto=PATH} points
+ * at another binary, or at none to try the skip path.
+ */
+public final class MosquittoProcess implements AutoCloseable {
+
+    public static final Path BINARY = Path.of(System.getProperty("fleetmq.bench.mosquitto", "/usr/sbin/mosquitto"));
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
+
+    private final Process process;
+    private final Path log;
+    private final int port;
+
+    private MosquittoProcess(Process process, Path log, int port) {
+        this.process = process;
+        this.log = log;
+        this.port = port;
+    }
+
+    public static boolean isInstalled() {
+        return Files.isExecutable(BINARY);
+    }
+
+    /** Starts Mosquitto with {@code listener PORT 127.0.0.1} and anonymous access; returns once it accepts. */
+    public static MosquittoProcess start(Path dir) throws IOException, InterruptedException {
+        int port = FreePort.next();
+        Path config = dir.resolve("mosquitto.conf");
+        Files.writeString(config, String.join("\n",
+                "listener " + port + " 127.0.0.1",
+                "allow_anonymous true",
+                "persistence false",
+                ""), StandardCharsets.UTF_8);
+        Path log = dir.resolve("mosquitto.log");
+        Process process = new ProcessBuilder(BINARY.toString(), "-c", config.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        MosquittoProcess mosquitto = new MosquittoProcess(process, log, port);
+        try {
+            mosquitto.awaitListening();
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            mosquitto.close();
+            throw e;
+        }
+        return mosquitto;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String log() throws IOException {
+        return Files.readString(log, StandardCharsets.UTF_8);
+    }
+
+    private void awaitListening() throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("mosquitto exited with " + process.exitValue() + ":\n" + log());
+            }
+            try {
+                new Socket(InetAddress.getLoopbackAddress(), port).close();
+                return;
+            } catch (IOException notYet) {
+                Thread.sleep(50);
+            }
+        }
+        throw new IllegalStateException("mosquitto not listening on " + port + " after " + START_TIMEOUT + ":\n"
+                + log());
+    }
+
+    /** SIGTERM to our own process, SIGKILL if it is still there after 5 s. */
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+}
