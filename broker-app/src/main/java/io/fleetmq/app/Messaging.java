@@ -102,7 +102,8 @@ final class Messaging implements AutoCloseable {
     }
 
     Supplier<ChannelHandler> connectionHandlers() {
-        return () -> new MqttConnectionHandler(sessions, config.connectTimeoutSeconds());
+        return () -> new MqttConnectionHandler(sessions, config.connectTimeoutSeconds(),
+                config.mqttLimits().receiveMaximum());
     }
 
     SessionRegistry sessions() {

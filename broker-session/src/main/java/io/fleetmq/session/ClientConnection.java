@@ -18,6 +18,14 @@ public interface ClientConnection {
     /** Whether the socket's outbound buffer has room; the session holds back QoS 0 traffic when not. */
     boolean isWritable();
 
+    /**
+     * A PUBLISH the transport handed over has been settled (Kafka confirmed or refused it, or it
+     * was rejected). The transport counts PUBLISH packets from reading to settling and stops
+     * reading from the socket while too many are unsettled, so a fast publisher is slowed down by
+     * TCP instead of filling the broker's heap; QoS 0 has no receive window to do that.
+     */
+    void publishSettled();
+
     /** Arms keep-alive: the connection ends when nothing arrives within 1.5 times this (0 = off) [MQTT-3.1.2-22]. */
     void keepAlive(int seconds);
 

@@ -57,6 +57,8 @@ public final class SessionActor {
     private final Map<Integer, String> inboundAliases = new HashMap<>();
     /** QoS 1/2 PUBLISH received and not yet acknowledged by us (Receive Maximum, [MQTT-3.3.4-9]). */
     private int inboundUnacknowledged;
+    /** Deliveries told to the mailbox and not yet processed; bounds the mailbox of a slow subscriber. */
+    private final java.util.concurrent.atomic.AtomicInteger deliveriesPending = new java.util.concurrent.atomic.AtomicInteger();
 
     // ---- the session (survives reconnects until it ends)
     private long sessionExpirySeconds;
@@ -163,7 +165,18 @@ public final class SessionActor {
 
     /** A message routed to this client; {@code matched} are its subscriptions that matched. */
     public void deliver(BrokerMessage message, List<Subscription> matched) {
-        mailbox.tell(() -> onDeliver(message, matched));
+        MqttLimits limits = services.limits();
+        if (deliveriesPending.get() >= limits.maxQueuedMessages() + limits.maxQueuedQos0()) {
+            // The session cannot keep up: drop here rather than grow the mailbox without bound.
+            services.drops().count(message.qos() == 0 ? MessageDrops.Reason.QOS0_QUEUE_FULL
+                    : MessageDrops.Reason.SESSION_QUEUE_FULL);
+            return;
+        }
+        deliveriesPending.incrementAndGet();
+        mailbox.tell(() -> {
+            deliveriesPending.decrementAndGet();
+            onDeliver(message, matched);
+        });
     }
 
     void serverShutdown() {
@@ -278,6 +291,19 @@ public final class SessionActor {
     }
 
     private void onPublish(Packet.Publish p) {
+        ClientConnection from = connection;
+        boolean handedToKafka = false;
+        try {
+            handedToKafka = publish(p);
+        } finally {
+            if (!handedToKafka) {
+                from.publishSettled();
+            }
+        }
+    }
+
+    /** Returns whether the message went to Kafka (and will be settled by {@link #onStored}). */
+    private boolean publish(Packet.Publish p) {
         String topic = resolveInboundTopic(p);
         try {
             TopicNames.validateTopicName(topic);
@@ -290,7 +316,7 @@ public final class SessionActor {
                 if (inboundQos2.get(p.packetId())) {
                     connection.send(new Ack(AckType.PUBREC, p.packetId(), ReasonCode.SUCCESS, null));
                 }
-                return;
+                return false;
             }
             if (inboundUnacknowledged >= services.limits().receiveMaximum()) {
                 throw new ProtocolViolation(ReasonCode.RECEIVE_MAXIMUM_EXCEEDED,
@@ -303,7 +329,7 @@ public final class SessionActor {
             }
             connection.send(new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(),
                     ReasonCode.PAYLOAD_FORMAT_INVALID, reasonString("payload is not valid UTF-8")));
-            return;
+            return false;
         }
         BrokerMessage message = new BrokerMessage(topic, p.payload(), p.qos(), p.retain(), clientId,
                 services.clock().getAsLong(), p.messageExpirySeconds(), p.payloadFormat(), p.contentType(),
@@ -317,6 +343,7 @@ public final class SessionActor {
         ClientConnection from = connection;
         services.publishLog().append(message).whenComplete((ok, error) ->
                 mailbox.tell(() -> onStored(from, p, error)));
+        return true;
     }
 
     /** Kafka answered for an incoming PUBLISH: only now is it acknowledged (promise 1). */
@@ -332,6 +359,7 @@ public final class SessionActor {
                 inboundQos2.remove(p.packetId());
             }
         }
+        from.publishSettled();
         if (from != connection) {
             return; // the client left; a QoS 1/2 publisher resends on reconnect
         }

@@ -24,6 +24,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,15 +40,19 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     private final SessionRegistry sessions;
     private final int connectTimeoutSeconds;
+    /** PUBLISH packets read and not yet settled by the session; reading pauses at {@link #maxUnsettled}. */
+    private final AtomicInteger unsettled = new AtomicInteger();
+    private final int maxUnsettled;
     private Channel channel;
     private volatile ProtocolVersion version = ProtocolVersion.V5;
     /** Set once CONNECT is accepted; from then on every packet goes to it. */
     private SessionActor actor;
     private boolean closing;
 
-    public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds) {
+    public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds, int maxUnsettled) {
         this.sessions = sessions;
         this.connectTimeoutSeconds = connectTimeoutSeconds;
+        this.maxUnsettled = Math.max(2, maxUnsettled);
     }
 
     @Override
@@ -73,7 +78,11 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 onConnect(m);
                 return;
             }
-            actor.packet(this, PacketMapper.inbound(m));
+            Packet packet = PacketMapper.inbound(m);
+            if (packet instanceof Packet.Publish && unsettled.incrementAndGet() >= maxUnsettled) {
+                ctx.channel().config().setAutoRead(false); // resumed by publishSettled()
+            }
+            actor.packet(this, packet);
         } catch (ProtocolViolation v) {
             refuseOrDisconnect(v.reasonCode(), v.getMessage());
         } finally {
@@ -200,6 +209,13 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     private void close() {
         closing = true;
         channel.close();
+    }
+
+    @Override
+    public void publishSettled() {
+        if (unsettled.decrementAndGet() <= maxUnsettled / 2 && !channel.config().isAutoRead()) {
+            channel.config().setAutoRead(true);
+        }
     }
 
     @Override
