@@ -44,10 +44,4 @@ public final class MessageDrops {
                 .tag("reason", r.name().toLowerCase(java.util.Locale.ROOT))
                 .register(registry)).increment();
     }
-
-    /** How many were dropped for {@code reason} so far. */
-    public double total(Reason reason) {
-        Counter c = counters.get(reason);
-        return c == null ? 0 : c.count();
-    }
 }
