@@ -115,6 +115,24 @@ class MqttProtocolTest {
     }
 
     @Test
+    void clientsOverWebSocketAndTcpExchangeMessages() throws Exception {
+        Mqtt5BlockingClient web = Mqtt5Client.builder().identifier("ws-client").serverHost("127.0.0.1")
+                .serverPort(broker.node().mqttPort("WebSocket"))
+                .webSocketConfig().serverPath("mqtt").applyWebSocketConfig()
+                .buildBlocking();
+        web.connect();
+        Mqtt5BlockingClient tcp = v5("ws-peer");
+        tcp.connect();
+        try (Mqtt5BlockingClient.Mqtt5Publishes publishes = web.publishes(MqttGlobalPublishFilter.ALL)) {
+            web.subscribeWith().topicFilter("ws/t").qos(MqttQos.AT_LEAST_ONCE).send();
+            tcp.publishWith().topic("ws/t").qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {42}).send();
+            assertArrayEquals(new byte[] {42}, receive(publishes).getPayloadAsBytes());
+        }
+        web.disconnect();
+        tcp.disconnect();
+    }
+
+    @Test
     void mqtt311AndMqtt5ClientsExchangeMessages() throws Exception {
         Mqtt3BlockingClient old = v3("interop-v3");
         Mqtt5BlockingClient modern = v5("interop-v5");
@@ -326,6 +344,29 @@ class MqttProtocolTest {
             raw.send(RawMqtt.connect(6, "lvl6", "00"));
             assertEquals("20020001", raw.readHex());
             assertNull(raw.read());
+        }
+    }
+
+    @Test
+    void mqtt31ClientsConnectAndReceive() throws Exception {
+        try (RawMqtt raw = RawMqtt.connect(port)) {
+            ByteArrayOutputStream body = new ByteArrayOutputStream();
+            RawMqtt.writeString(body, "MQIsdp");
+            body.writeBytes(new byte[] {3, 0x02, 0, 60});
+            RawMqtt.writeString(body, "v31-client");
+            raw.send(RawMqtt.packet(0x10, body.toByteArray()));
+            assertEquals("20020000", raw.readHex(), "accepted");
+            ByteArrayOutputStream sub = new ByteArrayOutputStream();
+            sub.writeBytes(new byte[] {0, 1});
+            RawMqtt.writeString(sub, "v31/t");
+            sub.write(0);
+            raw.send(RawMqtt.packet(0x82, sub.toByteArray()));
+            assertEquals("9003000100", raw.readHex(), "SUBACK granting QoS 0");
+            Mqtt5BlockingClient pub = v5("v31-pub");
+            pub.connect();
+            pub.publishWith().topic("v31/t").payload(new byte[] {0x31}).send();
+            assertEquals("3008" + "0005" + "7633312f74" + "31", raw.readHex(), "PUBLISH without properties");
+            pub.disconnect();
         }
     }
 
