@@ -130,11 +130,11 @@ public final class BrokerNode implements AutoCloseable {
                     + " (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS)", e);
         }
 
-        Database database = dependency("PostgreSQL", "database.url (DATABASE_URL)", () -> Database.open(databaseSettings));
+        Database database = dependency("database.url (DATABASE_URL)", () -> Database.open(databaseSettings));
         started.push(new Stoppable("database pool", database));
         readiness.register(database.healthCheck());
 
-        Redis redis = dependency("Redis", "redis.url (REDIS_URL)", () -> Redis.connect(redisSettings));
+        Redis redis = dependency("redis.url (REDIS_URL)", () -> Redis.connect(redisSettings));
         started.push(new Stoppable("Redis connection", redis));
         readiness.register(redis.healthCheck());
 
@@ -202,7 +202,7 @@ public final class BrokerNode implements AutoCloseable {
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.maxPacketSize(), messaging.connectionHandlers());
+                    config.mqttLimits().maximumPacketSize(), messaging.connectionHandlers());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);
@@ -229,7 +229,7 @@ public final class BrokerNode implements AutoCloseable {
         }
     }
 
-    private static <T> T dependency(String what, String setting, java.util.function.Supplier<T> connect) {
+    private static <T> T dependency(String setting, java.util.function.Supplier<T> connect) {
         try {
             return connect.get();
         } catch (IllegalStateException e) {

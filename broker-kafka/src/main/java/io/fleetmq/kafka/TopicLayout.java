@@ -71,8 +71,7 @@ public final class TopicLayout {
         if (!missing.isEmpty()) {
             create(missing);
         }
-        verify(declared);
-        awaitLeadersServing(declared);
+        awaitLeadersServing(verify(declared));
     }
 
     /**
@@ -81,10 +80,7 @@ public final class TopicLayout {
      * and the earlier batch then fails; a ListOffsets request is answered only by a leader that has
      * the partition online, so once it answers, writes are safe.
      */
-    private void awaitLeadersServing(List<NewTopic> declared) {
-        Map<String, TopicDescription> descriptions = await(
-                () -> admin.describeTopics(declared.stream().map(NewTopic::name).toList()).allTopicNames(),
-                "describe topics");
+    private void awaitLeadersServing(Map<String, TopicDescription> descriptions) {
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
         descriptions.forEach((name, d) -> d.partitions()
                 .forEach(p -> latest.put(new TopicPartition(name, p.partition()), OffsetSpec.latest())));
@@ -110,7 +106,8 @@ public final class TopicLayout {
         }
     }
 
-    private void verify(List<NewTopic> declared) {
+    /** Checks the layout and returns the topics' descriptions. */
+    private Map<String, TopicDescription> verify(List<NewTopic> declared) {
         Collection<String> names = declared.stream().map(NewTopic::name).toList();
         Map<String, TopicDescription> descriptions = await(() -> admin.describeTopics(names).allTopicNames(), "describe topics");
         List<ConfigResource> resources = topics.stateTopics().stream()
@@ -139,6 +136,7 @@ public final class TopicLayout {
                         t.name(), actual, t.numPartitions(), actual);
             }
         }
+        return descriptions;
     }
 
     private NewTopic topic(String name, int partitions, Map<String, String> config) {

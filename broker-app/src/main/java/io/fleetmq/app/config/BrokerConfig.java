@@ -26,7 +26,6 @@ public record BrokerConfig(
         Path tlsCertFile,
         Path tlsKeyFile,
         int httpPort,
-        int maxPacketSize,
         MqttLimits mqttLimits,
         int connectTimeoutSeconds,
         KafkaSettings kafka,
@@ -93,7 +92,6 @@ public record BrokerConfig(
                 cert,
                 key,
                 s.port("listeners.http.port"),
-                s.integer("mqtt.max-packet-size", 16, 268_435_455),
                 new MqttLimits(
                         s.integer("mqtt.receive-maximum", 1, 65_535),
                         s.integer("mqtt.max-packet-size", 16, 268_435_455),

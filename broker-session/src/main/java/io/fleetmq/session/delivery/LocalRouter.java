@@ -44,6 +44,8 @@ public final class LocalRouter {
             }
             if (member != null) {
                 deliver(member.clientId(), message, List.of(member));
+            } else {
+                drops.count(MessageDrops.Reason.NO_SESSION);
             }
         }
     }
