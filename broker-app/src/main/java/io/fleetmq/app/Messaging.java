@@ -1,36 +1,60 @@
 package io.fleetmq.app;
 
 import io.fleetmq.app.config.BrokerConfig;
+import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.GroupConsumer;
 import io.fleetmq.kafka.KafkaClients;
+import io.fleetmq.kafka.TopicLayout;
+import io.fleetmq.kafka.cluster.ClusterProducer;
+import io.fleetmq.kafka.cluster.ClusterSettings;
+import io.fleetmq.kafka.cluster.Membership;
+import io.fleetmq.kafka.cluster.NodeInbox;
+import io.fleetmq.kafka.cluster.StateFollower;
 import io.fleetmq.kafka.publish.PublishConsumer;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.kafka.publish.PublishedRecord;
 import io.fleetmq.kafka.retained.RetainedStore;
+import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.fleetmq.session.SessionServices;
-import io.fleetmq.session.delivery.LocalRouter;
+import io.fleetmq.session.cluster.ClusterLink;
+import io.fleetmq.session.cluster.ClusterRouter;
+import io.fleetmq.session.cluster.ConnectSequencer;
+import io.fleetmq.session.cluster.DeliveryGate;
+import io.fleetmq.session.cluster.SessionDirectory;
 import io.fleetmq.transport.mqtt.MqttConnectionHandler;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.ChannelHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The message path of a node, wired by constructors: the publish log clients write to, the
- * consumer that routes what Kafka stored to the sessions here, retained messages, and the actors
+ * The message path of a node, wired by constructors: the publish log clients write to, this node's
+ * place in the cluster (membership, the shared session and subscription state, the connect
+ * sequence, the inbox of what other nodes send here), the router, retained messages, and the actors
  * of the sessions.
  */
 final class Messaging implements AutoCloseable {
@@ -43,10 +67,21 @@ final class Messaging implements AutoCloseable {
     private final PublishLog publishLog;
     private final RetainedStore retainedStore;
     private final SessionRegistry sessions;
-    private final PublishConsumer consumer;
+    private final ClusterProducer clusterProducer;
+    private final Membership membership;
+    private final SessionDirectory directory;
+    private final ClusterRouter router;
+    private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
+    private PublishConsumer consumer;
+    private GroupConsumer<SessionEvent> sequence;
+    private final Set<Integer> ownedPublishPartitions = new HashSet<>();
 
-    Messaging(BrokerConfig config, KafkaClients kafka, MeterRegistry meters) {
+    Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, MeterRegistry meters) {
         this.config = config;
+        ClusterSettings cluster = config.cluster();
+        String nodeId = config.nodeId();
+        Duration requestTimeout = kafka.settings().requestTimeout();
+        BrokerTopics topics = new BrokerTopics(kafka.settings().topicPrefix());
         // Actors run on a work-stealing pool sized to the cores: a mailbox is a short task, and
         // async mode keeps the tasks of many mailboxes in FIFO order.
         this.actorPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors(),
@@ -63,12 +98,41 @@ final class Messaging implements AutoCloseable {
         RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
         this.publishLog = new PublishLog(kafka, meters);
         this.retainedStore = new RetainedStore(kafka, meters);
-        SessionServices services = new SessionServices(config.nodeId(), config.mqttLimits(), publishLog,
-                retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis);
-        this.sessions = new SessionRegistry(services);
-        LocalRouter router = new LocalRouter(subscriptions, sessions, drops);
 
-        // The retained index must be complete before the node takes clients.
+        int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
+                .ensureNodeTopics(nodeId, cluster.downlinkPartitions());
+        this.clusterProducer = new ClusterProducer(kafka);
+        this.membership = new Membership(kafka, admin, cluster, clusterProducer, timers, System::currentTimeMillis);
+        this.directory = new SessionDirectory();
+        ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
+        SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
+                retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
+                link);
+        this.sessions = new SessionRegistry(services);
+        this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
+                new DeliveryGate(), drops);
+
+        // Positioned at the end of this node's topics before anyone learns the node exists.
+        NodeInbox inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
+        inbox.start();
+        closeables.push(inbox);
+
+        // The node's copies of the shared state must be complete before it takes clients.
+        membership.start(requestTimeout.multipliedBy(3));
+        StateFollower sessionsFollower = new StateFollower(kafka, admin, topics.sessions(), record -> {
+            try {
+                directory.applied(record.key(),
+                        record.value() == null ? null : ClusterCodec.decodeSessionState(record.value()), record.offset());
+            } catch (MessageFormatException e) {
+                log.warn("Skipping malformed session record at offset {}: {}", record.offset(), e.getMessage());
+            }
+        });
+        sessionsFollower.start(requestTimeout.multipliedBy(3));
+        closeables.push(sessionsFollower);
+        StateFollower subscriptionsFollower = new StateFollower(kafka, admin, topics.subscriptions(),
+                record -> link.applySubscriptions(record, subscriptions));
+        subscriptionsFollower.start(requestTimeout.multipliedBy(3));
+        closeables.push(subscriptionsFollower);
         retainedStore.loadAndFollow((topic, message) -> {
             if (message == null) {
                 retained.remove(topic);
@@ -76,18 +140,37 @@ final class Messaging implements AutoCloseable {
                 retained.put(topic, message);
             }
         });
-        this.consumer = new PublishConsumer(kafka, meters, record -> route(record, router));
+
+        ConnectSequencer sequencer = new ConnectSequencer(nodeId, topics, clusterProducer, membership, directory,
+                sessionsFollower, publishLog, drops, timers, System::currentTimeMillis,
+                clusterProducer.partitions(topics.sessionEvents()), requestTimeout);
+        membership.onDeath(sequencer::nodeDied);
+        this.sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
+                kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
+                sequencer::handle, GroupConsumer.Hooks.none()
+                        .withBeforeCommit(sequencer::flushed)
+                        .withOwnership(sequencer::ownership)
+                        .withIdle(sequencer::idle, Duration.ofMillis(100)));
+        sequence.start();
+
+        this.consumer = new PublishConsumer(kafka, meters, this::route,
+                owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, inbox, requestTimeout),
+                router::flushed);
         consumer.start();
 
         Gauge.builder("fleetmq.sessions", sessions, SessionRegistry::size)
                 .description("Sessions on this node, connected or not").register(meters);
+        Gauge.builder("fleetmq.cluster.sessions", directory, SessionDirectory::size)
+                .description("Sessions in the cluster, connected or not").register(meters);
+        Gauge.builder("fleetmq.cluster.nodes", membership, m -> m.liveNodes().size())
+                .description("Live nodes of the cluster, this one included").register(meters);
         Gauge.builder("fleetmq.subscriptions", subscriptions, SubscriptionTrie::size)
-                .description("Subscriptions in the node's trie").register(meters);
+                .description("Subscriptions in the node's trie (the whole cluster's)").register(meters);
         Gauge.builder("fleetmq.retained.messages", retained, RetainedIndex::size)
                 .description("Retained messages known to the node").register(meters);
     }
 
-    private void route(PublishedRecord record, LocalRouter router) {
+    private void route(PublishedRecord record) {
         BrokerMessage message = record.message();
         if (message.retain()) {
             // [MQTT-3.3.1-5..7] a retained PUBLISH replaces the topic's retained message; an empty
@@ -98,7 +181,34 @@ final class Messaging implements AutoCloseable {
                 retainedStore.put(message).join();
             }
         }
-        router.route(message);
+        router.route(message, record.partition(), record.offset());
+    }
+
+    /**
+     * Before this node routes a {@code publish} partition it takes over, it reads what the previous
+     * owner handed it for that partition through its downlink, so messages reach its sessions in order
+     * and once (see {@link DeliveryGate}).
+     */
+    private void drainDownlinks(Set<Integer> owned, Admin admin, String downlinkTopic, int downlinkPartitions,
+            NodeInbox inbox, Duration timeout) {
+        Set<Integer> added = new HashSet<>(owned);
+        added.removeAll(ownedPublishPartitions);
+        ownedPublishPartitions.clear();
+        ownedPublishPartitions.addAll(owned);
+        Set<Integer> downlinks = new HashSet<>();
+        added.forEach(p -> downlinks.add(p % downlinkPartitions));
+        for (int d : downlinks) {
+            TopicPartition tp = new TopicPartition(downlinkTopic, d);
+            try {
+                long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
+                        .get(timeout.toMillis(), TimeUnit.MILLISECONDS).offset();
+                if (!inbox.awaitDownlink(d, end, timeout)) {
+                    log.warn("Downlink partition {} not read up to {} within {}", d, end, timeout);
+                }
+            } catch (Exception e) {
+                log.warn("No end offset of downlink partition {}: {}", d, e.toString());
+            }
+        }
     }
 
     Supplier<ChannelHandler> connectionHandlers() {
@@ -110,9 +220,14 @@ final class Messaging implements AutoCloseable {
         return sessions;
     }
 
+    Membership membership() {
+        return membership;
+    }
+
     /**
      * Graceful stop: every connected client is told the server is shutting down (0x8B for MQTT 5)
-     * and disconnected, then the consumer stops and the publish log flushes what is in flight.
+     * and disconnected, the cluster learns of it, then the consumers stop (handing their partitions
+     * to the other nodes), the node says it leaves, and the producers flush what is in flight.
      */
     @Override
     public void close() {
@@ -126,7 +241,22 @@ final class Messaging implements AutoCloseable {
                 break;
             }
         }
-        consumer.close();
+        clusterProducer.flush();
+        if (consumer != null) {
+            consumer.close();
+        }
+        if (sequence != null) {
+            sequence.close();
+        }
+        membership.close();
+        while (!closeables.isEmpty()) {
+            try {
+                closeables.pop().close();
+            } catch (Exception e) {
+                log.warn("Closing failed: {}", e.toString());
+            }
+        }
+        clusterProducer.close();
         publishLog.close(Duration.ofSeconds(10));
         retainedStore.close();
         timers.shutdownNow();

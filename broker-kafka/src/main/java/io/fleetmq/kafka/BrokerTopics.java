@@ -50,6 +50,16 @@ public final class BrokerTopics {
         return prefix + "nodes";
     }
 
+    /** Messages routed to the subscribers connected to {@code nodeId}. */
+    public String downlink(String nodeId) {
+        return prefix + "downlink." + nodeId;
+    }
+
+    /** Answers and commands of the connect sequence for {@code nodeId}. */
+    public String node(String nodeId) {
+        return prefix + "node." + nodeId;
+    }
+
     /**
      * The replicated-state topics: one partition (a single total order) and compacted (the latest
      * value per key is the state). Every node reads them from the beginning on boot.

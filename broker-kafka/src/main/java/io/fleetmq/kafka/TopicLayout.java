@@ -75,6 +75,28 @@ public final class TopicLayout {
     }
 
     /**
+     * Creates this node's own topics where missing: {@code node.<node>} (one partition) and
+     * {@code downlink.<node>}. Both only carry traffic to live connections, so they keep an hour.
+     *
+     * @return the partition count of the node's downlink topic
+     */
+    public int ensureNodeTopics(String nodeId, int downlinkPartitions) {
+        Map<String, String> shortLived = Map.of(TopicConfig.RETENTION_MS_CONFIG, "3600000");
+        List<NewTopic> declared = List.of(
+                topic(topics.node(nodeId), 1, shortLived),
+                topic(topics.downlink(nodeId), downlinkPartitions, shortLived));
+        Set<String> existing = await(() -> admin.listTopics().names(), "list topics");
+        List<NewTopic> missing = declared.stream().filter(t -> !existing.contains(t.name())).toList();
+        if (!missing.isEmpty()) {
+            create(missing);
+        }
+        Map<String, TopicDescription> descriptions = await(() -> admin.describeTopics(
+                declared.stream().map(NewTopic::name).toList()).allTopicNames(), "describe node topics");
+        awaitLeadersServing(descriptions);
+        return descriptions.get(topics.downlink(nodeId)).partitions().size();
+    }
+
+    /**
      * Returns once the leader of every partition serves it. Kafka 4.4 brokers (KAFKA-15591, fixed
      * in 4.5) can reorder an idempotent producer's first batches to a partition still being created,
      * and the earlier batch then fails; a ListOffsets request is answered only by a leader that has

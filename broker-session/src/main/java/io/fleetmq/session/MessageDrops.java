@@ -28,7 +28,11 @@ public final class MessageDrops {
         /** Routed to a session that no longer exists. */
         NO_SESSION,
         /** Queued or unacknowledged when its session ended. */
-        SESSION_ENDED
+        SESSION_ENDED,
+        /** Queued or unacknowledged on this node when the session was taken over by another node. */
+        SESSION_MOVED,
+        /** For a session on a node that is gone, before the client reconnected elsewhere. */
+        NODE_DOWN
     }
 
     private final MeterRegistry registry;

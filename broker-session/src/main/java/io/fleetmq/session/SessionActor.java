@@ -1,6 +1,9 @@
 package io.fleetmq.session;
 
 import io.fleetmq.core.actor.Mailbox;
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.Packet.Ack;
@@ -22,6 +25,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -76,6 +80,17 @@ public final class SessionActor {
     private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>();
     private int lastPacketId;
 
+    // ---- the cluster
+    /** The connect sequence's number of the current (or last) connection; 0 before the first. */
+    private long epoch;
+    /** CONNECTs waiting for the connect sequence's answer, by request ID, in arrival order. */
+    private final LinkedHashMap<String, PendingConnect> pendingConnects = new LinkedHashMap<>();
+
+    /** A CONNECT sent to the connect sequence; what its connection does meanwhile waits in {@code deferred}. */
+    private record PendingConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId,
+                                  List<Runnable> deferred, ScheduledFuture<?> timeout) {
+    }
+
     /** A message on its way to this client, with the options of the subscriptions that matched. */
     private record Delivery(BrokerMessage message, int qos, boolean retain, List<Integer> subscriptionIds) {
     }
@@ -113,45 +128,71 @@ public final class SessionActor {
 
     /** A packet from {@code conn} (after its CONNECT). */
     public void packet(ClientConnection conn, Packet packet) {
-        mailbox.tell(() -> {
-            if (conn != connection) {
-                return; // from a connection this session already dropped (taken over or closed)
+        mailbox.tell(() -> onPacketFrom(conn, packet));
+    }
+
+    private void onPacketFrom(ClientConnection conn, Packet packet) {
+        if (conn != connection) {
+            // From a connection still waiting for its CONNACK (it may send before [MQTT-3.1.4-5 note]),
+            // or from one this session already dropped (taken over or closed).
+            defer(conn, () -> onPacketFrom(conn, packet));
+            return;
+        }
+        try {
+            onPacket(packet);
+        } catch (ProtocolViolation v) {
+            disconnect(v.reasonCode(), v.getMessage(), true);
+        }
+    }
+
+    /** Holds {@code again} until {@code conn}'s CONNECT is decided; false if {@code conn} is not waiting. */
+    private boolean defer(ClientConnection conn, Runnable again) {
+        for (PendingConnect p : pendingConnects.values()) {
+            if (p.conn() == conn) {
+                p.deferred().add(again);
+                return true;
             }
-            try {
-                onPacket(packet);
-            } catch (ProtocolViolation v) {
-                disconnect(v.reasonCode(), v.getMessage(), true);
-            }
-        });
+        }
+        return false;
     }
 
     /** The transport found a protocol violation in what {@code conn} sent: end it with {@code code}. */
     public void violation(ClientConnection conn, ReasonCode code, String reason) {
-        mailbox.tell(() -> {
-            if (conn == connection) {
-                disconnect(code, reason, true);
-            } else {
-                conn.sendAndClose(null);
-            }
-        });
+        mailbox.tell(() -> onViolation(conn, code, reason));
+    }
+
+    private void onViolation(ClientConnection conn, ReasonCode code, String reason) {
+        if (conn == connection) {
+            disconnect(code, reason, true);
+        } else if (!defer(conn, () -> onViolation(conn, code, reason))) {
+            conn.sendAndClose(null);
+        }
     }
 
     /** The network connection ended without DISCONNECT, or the transport closed it. */
     public void connectionLost(ClientConnection conn) {
-        mailbox.tell(() -> {
-            if (conn == connection) {
-                detach(true);
-            }
-        });
+        mailbox.tell(() -> onConnectionLost(conn));
+    }
+
+    private void onConnectionLost(ClientConnection conn) {
+        if (conn == connection) {
+            detach(true);
+        } else {
+            defer(conn, () -> onConnectionLost(conn));
+        }
     }
 
     /** Nothing arrived within 1.5 times the keep-alive [MQTT-3.1.2-22]. */
     public void keepAliveExpired(ClientConnection conn) {
-        mailbox.tell(() -> {
-            if (conn == connection) {
-                disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true);
-            }
-        });
+        mailbox.tell(() -> onKeepAliveExpired(conn));
+    }
+
+    private void onKeepAliveExpired(ClientConnection conn) {
+        if (conn == connection) {
+            disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true);
+        } else {
+            defer(conn, () -> onKeepAliveExpired(conn));
+        }
     }
 
     /** The socket can take more data: send what QoS 0 traffic was held back. */
@@ -179,6 +220,16 @@ public final class SessionActor {
         });
     }
 
+    /** The connect sequence's answer to one of this session's CONNECTs. */
+    void accepted(NodeCommand.ConnectAccepted answer) {
+        mailbox.tell(() -> onAccepted(answer));
+    }
+
+    /** Another node took this client ID over. */
+    void takenOver(NodeCommand.TakeOver command) {
+        mailbox.tell(() -> onTakenOver(command));
+    }
+
     void serverShutdown() {
         mailbox.tell(() -> {
             if (connection != null) {
@@ -191,13 +242,94 @@ public final class SessionActor {
 
     // ======================================================================== CONNECT
 
+    /**
+     * Asks the connect sequence (DESIGN.md, promise 3) whether this CONNECT may have the client ID;
+     * the CONNACK waits for the answer, so one client ID has one live connection cluster-wide.
+     */
     private void onConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
         if (ended) {
             registry.connect(connect, conn); // this session ended meanwhile; a fresh one takes over
             return;
         }
-        boolean hadSession = !subscriptions.isEmpty() || !inFlight.isEmpty() || !queued.isEmpty()
-                || !inboundQos2.isEmpty() || sessionExpirySeconds > 0;
+        String requestId = UUID.randomUUID().toString();
+        long expiry = Math.min(requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
+        SessionState.PendingWill will = connect.will() == null ? null
+                : new SessionState.PendingWill(willMessage(connect.will()), connect.will().delaySeconds());
+        ScheduledFuture<?> timeout = services.timers().schedule(() -> mailbox.tell(() -> connectUnanswered(requestId)),
+                services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        pendingConnects.put(requestId, new PendingConnect(conn, connect, assignedClientId, new ArrayList<>(), timeout));
+        services.cluster().event(new SessionEvent.Connect(requestId, clientId, services.nodeId(),
+                services.cluster().incarnation(), connect.cleanStart(), expiry, will, "DEVICE"))
+                .whenComplete((m, e) -> {
+                    if (e != null) {
+                        mailbox.tell(() -> connectUnanswered(requestId));
+                    }
+                });
+    }
+
+    /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */
+    private void connectUnanswered(String requestId) {
+        PendingConnect p = pendingConnects.remove(requestId);
+        if (p == null) {
+            return;
+        }
+        p.timeout().cancel(false);
+        log.warn("{}: CONNECT not decided within {}; refused with server unavailable", clientId,
+                services.cluster().connectTimeout());
+        p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE, "cluster did not answer in time"));
+        if (epoch == 0 && connection == null && pendingConnects.isEmpty()) {
+            endHere(); // never had a connection here: nothing to keep
+        }
+    }
+
+    private void onAccepted(NodeCommand.ConnectAccepted answer) {
+        PendingConnect p = pendingConnects.remove(answer.requestId());
+        if (p == null) {
+            // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
+            SessionEvent.Disconnected gone = new SessionEvent.Disconnected(clientId, answer.epoch(),
+                    services.cluster().directory().get(clientId).map(SessionState::sessionExpirySeconds).orElse(0L),
+                    null, services.clock().getAsLong());
+            services.cluster().event(gone);
+            return;
+        }
+        p.timeout().cancel(false);
+        accept(p.conn(), p.connect(), p.assignedClientId(), answer.epoch(), answer.sessionPresent());
+        for (Runnable deferred : p.deferred()) {
+            deferred.run();
+        }
+    }
+
+    private void onTakenOver(NodeCommand.TakeOver command) {
+        if (command.epoch() <= epoch) {
+            return; // about a connection older than ours
+        }
+        if (connection != null) {
+            ClientConnection old = connection;
+            // [MQTT-3.1.4-3] the existing connection is closed, with 0x8E for MQTT 5; its will is the
+            // connect sequence's to publish.
+            old.sendAndClose(old.version().isV5()
+                    ? Packet.Disconnect.of(ReasonCode.SESSION_TAKEN_OVER, reasonString("another connection took over this client ID"))
+                    : null);
+            detachConnection();
+        }
+        cancelTimers();
+        will = null;
+        int moved = inFlight.size() + queued.size();
+        for (int i = 0; i < moved; i++) {
+            services.drops().count(MessageDrops.Reason.SESSION_MOVED);
+        }
+        inFlight.clear();
+        queued.clear();
+        inboundQos2.clear();
+        subscriptions.clear(); // the session's new node owns them now
+        if (pendingConnects.isEmpty()) {
+            endHere();
+        }
+    }
+
+    private void accept(ClientConnection conn, Packet.Connect connect, String assignedClientId, long acceptedEpoch,
+            boolean sessionPresent) {
+        epoch = acceptedEpoch;
         if (connection != null) {
             // [MQTT-3.1.4-3] the existing connection is closed, with 0x8E for MQTT 5.
             ClientConnection old = connection;
@@ -213,9 +345,10 @@ public final class SessionActor {
         // A reconnect cancels a will still waiting for its delay, and the session's expiry [MQTT-3.1.3-9].
         cancelTimers();
 
-        boolean sessionPresent = hadSession && !connect.cleanStart();
-        if (connect.cleanStart()) {
+        if (!sessionPresent) {
             clearSessionState();
+        } else if (subscriptions.isEmpty()) {
+            adoptSubscriptions();
         }
         connection = conn;
         version = connect.version();
@@ -230,14 +363,7 @@ public final class SessionActor {
         will = connect.will();
 
         MqttLimits limits = services.limits();
-        long requestedExpiry;
-        if (version.isV5()) {
-            requestedExpiry = Math.max(0, connect.sessionExpirySeconds());
-        } else {
-            // 3.1.1: a clean session ends with the connection; otherwise it lasts until the client
-            // comes back with clean session set (bounded by the broker's maximum).
-            requestedExpiry = connect.cleanStart() ? 0 : NEVER_EXPIRES;
-        }
+        long requestedExpiry = requestedExpiry(connect);
         sessionExpirySeconds = Math.min(requestedExpiry, limits.maxSessionExpirySeconds());
 
         int keepAlive = connect.keepAliveSeconds();
@@ -262,6 +388,38 @@ public final class SessionActor {
                     : withAlias(f.publish().withDup(true), false));
         }
         pump();
+    }
+
+    private static long requestedExpiry(Packet.Connect connect) {
+        if (connect.version().isV5()) {
+            return Math.max(0, connect.sessionExpirySeconds());
+        }
+        // 3.1.1: a clean session ends with the connection; otherwise it lasts until the client
+        // comes back with clean session set (bounded by the broker's maximum).
+        return connect.cleanStart() ? 0 : NEVER_EXPIRES;
+    }
+
+    /**
+     * The session continues here but was held by another node: its subscriptions, which every node
+     * knows, move to this node.
+     */
+    private void adoptSubscriptions() {
+        List<Subscription> known = services.subscriptions().subscriptionsOf(clientId);
+        if (known.isEmpty()) {
+            return;
+        }
+        for (Subscription s : known) {
+            Subscription here = new Subscription(clientId, s.topicFilter(), s.shareGroup(), s.qos(), s.noLocal(),
+                    s.retainAsPublished(), s.retainHandling(), s.subscriptionId(), services.nodeId());
+            subscriptions.put(s.shareGroup() == null ? s.topicFilter()
+                    : "$share/" + s.shareGroup() + "/" + s.topicFilter(), here);
+            services.subscriptions().add(here);
+        }
+        subscriptionsChanged();
+    }
+
+    private void subscriptionsChanged() {
+        services.cluster().subscriptionsChanged(clientId, epoch, List.copyOf(subscriptions.values()));
     }
 
     // ======================================================================== packets from the client
@@ -474,6 +632,7 @@ public final class SessionActor {
                 added.add(sub);
             }
         }
+        subscriptionsChanged();
         connection.send(new Packet.SubAck(s.packetId(), codes, null));
         for (Subscription sub : added) {
             for (BrokerMessage retained : services.retained().match(sub.topicFilter())) {
@@ -494,6 +653,9 @@ public final class SessionActor {
                 services.subscriptions().remove(clientId, removed.topicFilter(), removed.shareGroup());
             }
             codes.add(removed != null ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);
+        }
+        if (codes.contains(ReasonCode.SUCCESS)) {
+            subscriptionsChanged();
         }
         connection.send(new Packet.UnsubAck(u.packetId(), codes, null));
     }
@@ -654,6 +816,10 @@ public final class SessionActor {
         } else {
             will = null;
         }
+        SessionState.PendingWill waiting = willTimer != null && will != null
+                ? new SessionState.PendingWill(willMessage(will), will.delaySeconds()) : null;
+        services.cluster().event(new SessionEvent.Disconnected(clientId, epoch, sessionExpirySeconds, waiting,
+                services.clock().getAsLong()));
         if (sessionExpirySeconds == 0) {
             endSession();
         } else if (sessionExpirySeconds != NEVER_EXPIRES) {
@@ -673,6 +839,7 @@ public final class SessionActor {
         willTimer = null;
         if (connection == null) {
             publishWillNow();
+            services.cluster().event(new SessionEvent.WillPublished(clientId, epoch));
         }
     }
 
@@ -680,8 +847,15 @@ public final class SessionActor {
         expiryTimer = null;
         if (connection == null) {
             publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
+            services.cluster().event(new SessionEvent.Expired(clientId, epoch));
             endSession();
         }
+    }
+
+    private BrokerMessage willMessage(Packet.Will w) {
+        return new BrokerMessage(w.topic(), w.payload(), w.qos(), w.retain(), clientId,
+                services.clock().getAsLong(), w.messageExpirySeconds(), w.payloadFormat(), w.contentType(),
+                w.responseTopic(), w.correlationData(), w.userProperties());
     }
 
     private void publishWillNow() {
@@ -694,9 +868,7 @@ public final class SessionActor {
         if (w == null) {
             return;
         }
-        BrokerMessage message = new BrokerMessage(w.topic(), w.payload(), w.qos(), w.retain(), clientId,
-                services.clock().getAsLong(), w.messageExpirySeconds(), w.payloadFormat(), w.contentType(),
-                w.responseTopic(), w.correlationData(), w.userProperties());
+        BrokerMessage message = willMessage(w);
         services.publishLog().append(message).whenComplete((ok, error) -> {
             if (error != null) {
                 services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
@@ -707,13 +879,24 @@ public final class SessionActor {
 
     private void endSession() {
         clearSessionState();
+        if (pendingConnects.isEmpty()) {
+            endHere();
+        }
+    }
+
+    /** This node lets go of the actor; the cluster's state of the session is not touched. */
+    private void endHere() {
         ended = true;
+        online = false;
         registry.ended(this);
         mailbox.close();
     }
 
     private void clearSessionState() {
-        services.subscriptions().removeClient(clientId);
+        if (!services.subscriptions().removeClient(clientId).isEmpty() || !subscriptions.isEmpty()) {
+            subscriptions.clear();
+            subscriptionsChanged();
+        }
         subscriptions.clear();
         inboundQos2.clear();
         int discarded = inFlight.size() + queued.size();

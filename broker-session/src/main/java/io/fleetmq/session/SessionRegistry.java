@@ -1,5 +1,8 @@
 package io.fleetmq.session;
 
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.mqtt.Packet;
 import java.util.Collection;
 import java.util.UUID;
@@ -54,6 +57,23 @@ public final class SessionRegistry {
 
     public int size() {
         return sessions.size();
+    }
+
+    /** An answer or command of the connect sequence for this node. */
+    public void command(NodeCommand command) {
+        SessionActor actor = sessions.get(command.clientId());
+        if (command instanceof NodeCommand.ConnectAccepted a) {
+            if (actor != null) {
+                actor.accepted(a);
+            } else {
+                // The connection gave up waiting and its session is gone here: undo the acceptance.
+                services.cluster().event(new SessionEvent.Disconnected(a.clientId(), a.epoch(),
+                        services.cluster().directory().get(a.clientId()).map(SessionState::sessionExpirySeconds)
+                                .orElse(0L), null, services.clock().getAsLong()));
+            }
+        } else if (command instanceof NodeCommand.TakeOver t && actor != null) {
+            actor.takenOver(t);
+        }
     }
 
     void ended(SessionActor actor) {

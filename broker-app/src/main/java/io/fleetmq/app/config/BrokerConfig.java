@@ -1,6 +1,7 @@
 package io.fleetmq.app.config;
 
 import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.kafka.cluster.ClusterSettings;
 import io.fleetmq.persistence.redis.RedisSettings;
 import io.fleetmq.persistence.sql.DatabaseSettings;
 import io.fleetmq.session.MqttLimits;
@@ -29,6 +30,7 @@ public record BrokerConfig(
         MqttLimits mqttLimits,
         int connectTimeoutSeconds,
         KafkaSettings kafka,
+        ClusterSettings cluster,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded) {
@@ -110,6 +112,7 @@ public record BrokerConfig(
                         s.integer("kafka.device-persisted-partitions", 1, 10_000),
                         (short) s.integer("kafka.replication-factor", 1, 32),
                         positive(s, "kafka.request-timeout")),
+                cluster(s, nodeId),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),
@@ -123,6 +126,17 @@ public record BrokerConfig(
                         s.port("embedded.kafka-controller-port"),
                         s.port("embedded.redis-port"),
                         s.port("embedded.postgres-port")));
+    }
+
+    private static ClusterSettings cluster(Settings s, String nodeId) {
+        Duration heartbeat = positive(s, "cluster.heartbeat-interval");
+        Duration timeout = positive(s, "cluster.node-timeout");
+        if (timeout.compareTo(heartbeat.multipliedBy(2)) < 0) {
+            throw s.invalid("cluster.node-timeout", s.string("cluster.node-timeout"),
+                    "must be at least twice cluster.heartbeat-interval (" + s.string("cluster.heartbeat-interval") + ")");
+        }
+        return new ClusterSettings(nodeId, heartbeat, timeout, s.integer("cluster.downlink-partitions", 1, 1_000),
+                positive(s, "cluster.connect-timeout"));
     }
 
     private static Listener listener(Settings s, String name, String label) {

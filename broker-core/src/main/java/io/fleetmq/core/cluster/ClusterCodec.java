@@ -1,0 +1,339 @@
+package io.fleetmq.core.cluster;
+
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageCodec;
+import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.core.subscription.Subscription;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Binary form of the records nodes exchange. Every encoding starts with a format version byte and a
+ * type byte; strings are a 4-byte length and UTF-8, messages are embedded in their
+ * {@link MessageCodec} form. Readers refuse versions and types they do not know.
+ */
+public final class ClusterCodec {
+
+    public static final int FORMAT_VERSION = 1;
+
+    private static final byte NODE_STATUS = 1;
+    private static final byte SESSION_STATE = 2;
+    private static final byte SUBSCRIPTIONS = 3;
+    private static final byte EVENT_CONNECT = 10;
+    private static final byte EVENT_DISCONNECTED = 11;
+    private static final byte EVENT_WILL_PUBLISHED = 12;
+    private static final byte EVENT_EXPIRED = 13;
+    private static final byte COMMAND_CONNECT_ACCEPTED = 20;
+    private static final byte COMMAND_TAKE_OVER = 21;
+    private static final byte DOWNLINK = 30;
+
+    private ClusterCodec() {
+    }
+
+    // ------------------------------------------------------------------ encode
+
+    public static byte[] encode(NodeStatus s) {
+        return write(NODE_STATUS, out -> {
+            str(out, s.nodeId());
+            out.writeLong(s.incarnation());
+            out.writeBoolean(s.up());
+            out.writeLong(s.heartbeatMillis());
+        });
+    }
+
+    public static byte[] encode(SessionState s) {
+        return write(SESSION_STATE, out -> {
+            str(out, s.clientId());
+            str(out, s.nodeId());
+            out.writeLong(s.nodeIncarnation());
+            out.writeLong(s.epoch());
+            out.writeBoolean(s.connected());
+            out.writeLong(s.sessionExpirySeconds());
+            out.writeLong(s.disconnectedAtMillis());
+            will(out, s.will());
+            str(out, s.requestId());
+            str(out, s.clientType());
+        });
+    }
+
+    public static byte[] encode(ClientSubscriptions s) {
+        return write(SUBSCRIPTIONS, out -> {
+            str(out, s.clientId());
+            str(out, s.nodeId());
+            out.writeLong(s.incarnation());
+            subscriptions(out, s.subscriptions());
+        });
+    }
+
+    public static byte[] encode(SessionEvent event) {
+        if (event instanceof SessionEvent.Connect c) {
+            return write(EVENT_CONNECT, out -> {
+                str(out, c.requestId());
+                str(out, c.clientId());
+                str(out, c.nodeId());
+                out.writeLong(c.nodeIncarnation());
+                out.writeBoolean(c.cleanStart());
+                out.writeLong(c.sessionExpirySeconds());
+                will(out, c.will());
+                str(out, c.clientType());
+            });
+        } else if (event instanceof SessionEvent.Disconnected d) {
+            return write(EVENT_DISCONNECTED, out -> {
+                str(out, d.clientId());
+                out.writeLong(d.epoch());
+                out.writeLong(d.sessionExpirySeconds());
+                will(out, d.will());
+                out.writeLong(d.atMillis());
+            });
+        } else if (event instanceof SessionEvent.WillPublished w) {
+            return write(EVENT_WILL_PUBLISHED, out -> {
+                str(out, w.clientId());
+                out.writeLong(w.epoch());
+            });
+        } else if (event instanceof SessionEvent.Expired e) {
+            return write(EVENT_EXPIRED, out -> {
+                str(out, e.clientId());
+                out.writeLong(e.epoch());
+            });
+        }
+        throw new IllegalArgumentException("unknown event " + event);
+    }
+
+    public static byte[] encode(NodeCommand command) {
+        if (command instanceof NodeCommand.ConnectAccepted a) {
+            return write(COMMAND_CONNECT_ACCEPTED, out -> {
+                str(out, a.requestId());
+                str(out, a.clientId());
+                out.writeLong(a.epoch());
+                out.writeBoolean(a.sessionPresent());
+            });
+        } else if (command instanceof NodeCommand.TakeOver t) {
+            return write(COMMAND_TAKE_OVER, out -> {
+                str(out, t.clientId());
+                out.writeLong(t.epoch());
+            });
+        }
+        throw new IllegalArgumentException("unknown command " + command);
+    }
+
+    public static byte[] encode(Downlink d) {
+        return write(DOWNLINK, out -> {
+            out.writeInt(d.sourcePartition());
+            out.writeLong(d.sourceOffset());
+            subscriptions(out, d.matched());
+            bytes(out, MessageCodec.encode(d.message()));
+        });
+    }
+
+    // ------------------------------------------------------------------ decode
+
+    public static NodeStatus decodeNodeStatus(byte[] bytes) throws MessageFormatException {
+        return read(bytes, NODE_STATUS, in -> new NodeStatus(str(in), in.getLong(), bool(in), in.getLong()));
+    }
+
+    public static SessionState decodeSessionState(byte[] bytes) throws MessageFormatException {
+        return read(bytes, SESSION_STATE, in -> new SessionState(str(in), str(in), in.getLong(), in.getLong(),
+                bool(in), in.getLong(), in.getLong(), will(in), str(in), str(in)));
+    }
+
+    public static ClientSubscriptions decodeSubscriptions(byte[] bytes) throws MessageFormatException {
+        return read(bytes, SUBSCRIPTIONS, in -> new ClientSubscriptions(str(in), str(in), in.getLong(),
+                subscriptions(in)));
+    }
+
+    public static SessionEvent decodeEvent(byte[] bytes) throws MessageFormatException {
+        int type = type(bytes);
+        return read(bytes, (byte) type, in -> {
+            switch (type) {
+                case EVENT_CONNECT:
+                    return new SessionEvent.Connect(str(in), str(in), str(in), in.getLong(), bool(in), in.getLong(),
+                            will(in), str(in));
+                case EVENT_DISCONNECTED:
+                    return new SessionEvent.Disconnected(str(in), in.getLong(), in.getLong(), will(in), in.getLong());
+                case EVENT_WILL_PUBLISHED:
+                    return new SessionEvent.WillPublished(str(in), in.getLong());
+                case EVENT_EXPIRED:
+                    return new SessionEvent.Expired(str(in), in.getLong());
+                default:
+                    throw new MessageFormatException("not a session event: type " + type);
+            }
+        });
+    }
+
+    public static NodeCommand decodeCommand(byte[] bytes) throws MessageFormatException {
+        int type = type(bytes);
+        return read(bytes, (byte) type, in -> {
+            switch (type) {
+                case COMMAND_CONNECT_ACCEPTED:
+                    return new NodeCommand.ConnectAccepted(str(in), str(in), in.getLong(), bool(in));
+                case COMMAND_TAKE_OVER:
+                    return new NodeCommand.TakeOver(str(in), in.getLong());
+                default:
+                    throw new MessageFormatException("not a node command: type " + type);
+            }
+        });
+    }
+
+    public static Downlink decodeDownlink(byte[] bytes) throws MessageFormatException {
+        return read(bytes, DOWNLINK, in -> {
+            int partition = in.getInt();
+            long offset = in.getLong();
+            List<Subscription> matched = subscriptions(in);
+            return new Downlink(partition, offset, MessageCodec.decode(bytes(in)), matched);
+        });
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private interface Writer {
+        void write(DataOutputStream out) throws IOException;
+    }
+
+    private interface Reader<T> {
+        T read(ByteBuffer in) throws MessageFormatException;
+    }
+
+    private static byte[] write(byte type, Writer writer) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(FORMAT_VERSION);
+            out.writeByte(type);
+            writer.write(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
+        }
+        return bytes.toByteArray();
+    }
+
+    private static int type(byte[] bytes) throws MessageFormatException {
+        if (bytes == null || bytes.length < 2) {
+            throw new MessageFormatException("record too short");
+        }
+        return bytes[1];
+    }
+
+    private static <T> T read(byte[] bytes, byte type, Reader<T> reader) throws MessageFormatException {
+        if (bytes == null || bytes.length < 2) {
+            throw new MessageFormatException("record too short");
+        }
+        if (bytes[0] != FORMAT_VERSION) {
+            throw new MessageFormatException("unknown cluster record format version " + bytes[0]);
+        }
+        if (bytes[1] != type) {
+            throw new MessageFormatException("expected record type " + type + ", found " + bytes[1]);
+        }
+        ByteBuffer in = ByteBuffer.wrap(bytes, 2, bytes.length - 2);
+        try {
+            T value = reader.read(in);
+            if (in.hasRemaining()) {
+                throw new MessageFormatException(in.remaining() + " bytes after the end of the record");
+            }
+            return value;
+        } catch (BufferUnderflowException e) {
+            throw new MessageFormatException("record truncated");
+        } catch (IllegalArgumentException | NullPointerException | io.fleetmq.core.topic.InvalidTopicException e) {
+            throw new MessageFormatException("invalid record: " + e.getMessage());
+        }
+    }
+
+    private static void str(DataOutputStream out, String s) throws IOException {
+        if (s == null) {
+            out.writeInt(-1);
+            return;
+        }
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static String str(ByteBuffer in) throws MessageFormatException {
+        int length = in.getInt();
+        if (length == -1) {
+            return null;
+        }
+        if (length < 0 || length > in.remaining()) {
+            throw new MessageFormatException("string length " + length + " out of range");
+        }
+        String s = new String(in.array(), in.arrayOffset() + in.position(), length, StandardCharsets.UTF_8);
+        in.position(in.position() + length);
+        return s;
+    }
+
+    private static void bytes(DataOutputStream out, byte[] b) throws IOException {
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static byte[] bytes(ByteBuffer in) throws MessageFormatException {
+        int length = in.getInt();
+        if (length < 0 || length > in.remaining()) {
+            throw new MessageFormatException("byte length " + length + " out of range");
+        }
+        byte[] b = new byte[length];
+        in.get(b);
+        return b;
+    }
+
+    private static boolean bool(ByteBuffer in) throws MessageFormatException {
+        byte b = in.get();
+        if (b != 0 && b != 1) {
+            throw new MessageFormatException("boolean byte " + b);
+        }
+        return b == 1;
+    }
+
+    private static void will(DataOutputStream out, SessionState.PendingWill will) throws IOException {
+        out.writeBoolean(will != null);
+        if (will != null) {
+            out.writeLong(will.delaySeconds());
+            bytes(out, MessageCodec.encode(will.message()));
+        }
+    }
+
+    private static SessionState.PendingWill will(ByteBuffer in) throws MessageFormatException {
+        if (!bool(in)) {
+            return null;
+        }
+        long delay = in.getLong();
+        BrokerMessage message = MessageCodec.decode(bytes(in));
+        return new SessionState.PendingWill(message, delay);
+    }
+
+    private static void subscriptions(DataOutputStream out, List<Subscription> subs) throws IOException {
+        out.writeInt(subs.size());
+        for (Subscription s : subs) {
+            str(out, s.clientId());
+            str(out, s.topicFilter());
+            str(out, s.shareGroup());
+            out.writeByte(s.qos() | (s.noLocal() ? 4 : 0) | (s.retainAsPublished() ? 8 : 0) | s.retainHandling() << 4);
+            out.writeInt(s.subscriptionId());
+            str(out, s.nodeId());
+        }
+    }
+
+    private static List<Subscription> subscriptions(ByteBuffer in) throws MessageFormatException {
+        int count = in.getInt();
+        if (count < 0 || count > in.remaining()) {
+            throw new MessageFormatException("subscription count " + count + " out of range");
+        }
+        List<Subscription> subs = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            String clientId = str(in);
+            String filter = str(in);
+            String group = str(in);
+            int flags = in.get();
+            int subscriptionId = in.getInt();
+            String nodeId = str(in);
+            subs.add(new Subscription(clientId, filter, group, flags & 3, (flags & 4) != 0, (flags & 8) != 0,
+                    (flags >> 4) & 3, subscriptionId, nodeId));
+        }
+        return subs;
+    }
+}

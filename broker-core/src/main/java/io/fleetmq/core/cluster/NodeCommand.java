@@ -1,0 +1,33 @@
+package io.fleetmq.core.cluster;
+
+import java.util.Objects;
+
+/** What the connect sequence tells one node, through that node's {@code node.<node>} topic. */
+public sealed interface NodeCommand {
+
+    String clientId();
+
+    /**
+     * The CONNECT {@code requestId} is accepted as connection {@code epoch} of the client ID.
+     *
+     * @param sessionPresent whether a session continues [MQTT-3.2.2-2]
+     */
+    record ConnectAccepted(String requestId, String clientId, long epoch, boolean sessionPresent)
+            implements NodeCommand {
+        public ConnectAccepted {
+            Objects.requireNonNull(requestId, "requestId");
+            Objects.requireNonNull(clientId, "clientId");
+        }
+    }
+
+    /**
+     * Another node took the client ID over with connection {@code epoch}: disconnect any older
+     * connection of it with 0x8E [MQTT-3.1.4-3] and let the session go; its will is handled by the
+     * connect sequence.
+     */
+    record TakeOver(String clientId, long epoch) implements NodeCommand {
+        public TakeOver {
+            Objects.requireNonNull(clientId, "clientId");
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package io.fleetmq.core.cluster;
+
+import io.fleetmq.core.message.BrokerMessage;
+import java.util.Objects;
+
+/**
+ * A session as the whole cluster knows it: one record per client ID in the compacted
+ * {@code sessions} topic, written only by the node that sequences that client ID's connects.
+ *
+ * @param clientId              the client identifier
+ * @param nodeId                the node holding the session (connected there, or last connected there)
+ * @param nodeIncarnation       that node's incarnation when it took the session
+ * @param epoch                 increases with every accepted CONNECT of this client ID; a command about
+ *                              an older epoch is stale
+ * @param connected             whether a network connection is attached now
+ * @param sessionExpirySeconds  the session expiry interval in force (0xFFFFFFFF = never)
+ * @param disconnectedAtMillis  when the last connection ended (0 while connected)
+ * @param will                  the will not yet published: the connected client's, or a delayed one
+ *                              waiting for its time; null if none
+ * @param requestId             the CONNECT request that set {@link #epoch}, so a CONNECT seen twice is
+ *                              answered the same way twice
+ * @param clientType            DEVICE or APPLICATION
+ */
+public record SessionState(String clientId, String nodeId, long nodeIncarnation, long epoch, boolean connected,
+                           long sessionExpirySeconds, long disconnectedAtMillis, PendingWill will, String requestId,
+                           String clientType) {
+
+    /** A session expiry interval that never ends. */
+    public static final long NEVER_EXPIRES = 0xFFFF_FFFFL;
+
+    public SessionState {
+        Objects.requireNonNull(clientId, "clientId");
+        Objects.requireNonNull(nodeId, "nodeId");
+        Objects.requireNonNull(requestId, "requestId");
+        Objects.requireNonNull(clientType, "clientType");
+    }
+
+    /** When an offline session ends, or {@code Long.MAX_VALUE} if it never does or is connected. */
+    public long expiresAtMillis() {
+        if (connected || sessionExpirySeconds == NEVER_EXPIRES) {
+            return Long.MAX_VALUE;
+        }
+        return disconnectedAtMillis + sessionExpirySeconds * 1000;
+    }
+
+    public SessionState disconnected(long atMillis, long expirySeconds, PendingWill remainingWill) {
+        return new SessionState(clientId, nodeId, nodeIncarnation, epoch, false, expirySeconds, atMillis,
+                remainingWill, requestId, clientType);
+    }
+
+    /**
+     * A will message and its delay.
+     *
+     * @param message      the will as it is to be published (publisher = the client)
+     * @param delaySeconds the Will Delay Interval
+     */
+    public record PendingWill(BrokerMessage message, long delaySeconds) {
+
+        public PendingWill {
+            Objects.requireNonNull(message, "message");
+        }
+    }
+}

@@ -1,0 +1,360 @@
+package io.fleetmq.kafka;
+
+import io.fleetmq.core.message.MessageFormatException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node's member of a consumer group that spans all nodes: each partition is handled by exactly
+ * one node at a time, one thread per node calls the handler for each record in partition order.
+ *
+ * <p>At-least-once: offsets are committed only after the handler returned for every record of a
+ * poll and the {@code beforeCommit} barrier said that what the handler started is done (say, its
+ * own writes to Kafka are stored). If the barrier fails, the batch is read again. Partitions are
+ * committed synchronously when revoked, so the next owner starts exactly after this one.
+ *
+ * <p>Nothing in one record stops the loop: a record that does not decode and a handler that throws
+ * are each logged and counted in {@code fleetmq.messages.dropped} (reasons {@code malformed_record},
+ * {@code handler_failed}). Anything else stops the loop and leaves the group, so the partitions move
+ * to a healthy node; {@link #isRunning()} and {@link #failure()} tell the node's health check.
+ *
+ * @param <T> what a record decodes to
+ */
+public final class GroupConsumer<T> implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(GroupConsumer.class);
+
+    static final String DROPPED_METER = "fleetmq.messages.dropped";
+    static final String COMMIT_ERRORS_METER = "fleetmq.kafka.commit.errors";
+
+    /** Decodes a record value. */
+    @FunctionalInterface
+    public interface Decoder<T> {
+        T decode(byte[] value) throws MessageFormatException;
+    }
+
+    /** Handles one decoded record. */
+    @FunctionalInterface
+    public interface Handler<T> {
+        void handle(T value, int partition, long offset);
+    }
+
+    /** The optional hooks of a consumer; every one runs on the consumer thread. */
+    public record Hooks(BooleanSupplier beforeCommit, Consumer<Set<Integer>> ownership, Runnable idle,
+                        Duration pollTimeout) {
+
+        public static Hooks none() {
+            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1));
+        }
+
+        public Hooks withBeforeCommit(BooleanSupplier b) {
+            return new Hooks(b, ownership, idle, pollTimeout);
+        }
+
+        public Hooks withOwnership(Consumer<Set<Integer>> o) {
+            return new Hooks(beforeCommit, o, idle, pollTimeout);
+        }
+
+        public Hooks withIdle(Runnable i, Duration everyAtMost) {
+            return new Hooks(beforeCommit, ownership, i, everyAtMost);
+        }
+    }
+
+    private final KafkaClients clients;
+    private final String topic;
+    private final String role;
+    private final String groupId;
+    private final Decoder<T> decoder;
+    private final Handler<T> handler;
+    private final Hooks hooks;
+    private final Duration requestTimeout;
+    private final Counter malformed;
+    private final Counter handlerFailed;
+    private final Counter commitErrors;
+
+    private boolean closed;
+    private volatile boolean stopping;
+    private volatile boolean running;
+    private volatile Throwable failure;
+    private volatile Set<Integer> owned = Set.of();
+    private KafkaConsumer<String, byte[]> consumer;
+    private Thread thread;
+
+    /** Offsets (next to read) of records handled but not yet committed synchronously; consumer thread only. */
+    private final Map<TopicPartition, OffsetAndMetadata> handled = new HashMap<>();
+
+    /**
+     * @param role names the consumer in thread names, client IDs and meter tags, e.g. {@code publish}
+     */
+    public GroupConsumer(KafkaClients clients, MeterRegistry registry, String topic, String groupId, String role,
+            Decoder<T> decoder, Handler<T> handler, Hooks hooks) {
+        this.clients = Objects.requireNonNull(clients, "clients");
+        this.topic = Objects.requireNonNull(topic, "topic");
+        this.groupId = Objects.requireNonNull(groupId, "groupId");
+        this.role = Objects.requireNonNull(role, "role");
+        this.decoder = Objects.requireNonNull(decoder, "decoder");
+        this.handler = Objects.requireNonNull(handler, "handler");
+        this.hooks = Objects.requireNonNull(hooks, "hooks");
+        this.requestTimeout = clients.settings().requestTimeout();
+        this.malformed = registry.counter(DROPPED_METER, "reason", "malformed_record");
+        this.handlerFailed = registry.counter(DROPPED_METER, "reason", "handler_failed");
+        this.commitErrors = registry.counter(COMMIT_ERRORS_METER, "topic", role);
+    }
+
+    /** Joins the group and starts consuming on a thread of its own. At most once per instance. */
+    public synchronized void start() {
+        if (closed) {
+            throw new IllegalStateException(role + " consumer is closed");
+        }
+        if (thread != null) {
+            throw new IllegalStateException(role + " consumer already started");
+        }
+        // Cooperative rebalancing: a node joining or leaving moves only the partitions that change
+        // owner, instead of pausing every node while all partitions are reassigned.
+        consumer = clients.consumer(role, groupId, Map.of(
+                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName()));
+        running = true;
+        thread = new Thread(this::run, "fleetmq-" + role + "-consumer");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    public Set<Integer> ownedPartitions() {
+        return owned;
+    }
+
+    public boolean isRunning() {
+        return running;
+    }
+
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    private void run() {
+        try {
+            consumer.subscribe(List.of(topic), new Rebalance());
+            while (!stopping) {
+                ConsumerRecords<String, byte[]> records = consumer.poll(hooks.pollTimeout());
+                hooks.idle().run();
+                if (records.isEmpty()) {
+                    continue;
+                }
+                Map<TopicPartition, OffsetAndMetadata> batch = new HashMap<>();
+                Map<TopicPartition, Long> firsts = new HashMap<>();
+                for (TopicPartition partition : records.partitions()) {
+                    long next = -1;
+                    for (ConsumerRecord<String, byte[]> record : records.records(partition)) {
+                        firsts.putIfAbsent(partition, record.offset());
+                        deliver(record);
+                        next = record.offset() + 1;
+                    }
+                    batch.put(partition, new OffsetAndMetadata(next));
+                }
+                if (!hooks.beforeCommit().getAsBoolean()) {
+                    // What the handler started did not complete: read the batch again.
+                    log.warn("{}: work of a batch did not complete; reading it again", role);
+                    firsts.forEach(consumer::seek);
+                    continue;
+                }
+                handled.putAll(batch);
+                consumer.commitAsync(batch, (offsets, exception) -> {
+                    if (exception != null) {
+                        // Not fatal: the next commit covers these offsets, at worst records are redelivered.
+                        commitErrors.increment();
+                        log.warn("Committing offsets of {} failed: {}", topic, exception.toString());
+                    }
+                });
+            }
+        } catch (WakeupException e) {
+            if (!stopping) {
+                failure = e;
+                log.error("{} consumer woken up unexpectedly; it stops and leaves group {}", role, groupId, e);
+            }
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            log.error("{} consumer failed; it stops and leaves group {} so other nodes take over its partitions",
+                    role, groupId, e);
+        } finally {
+            shutDown();
+        }
+    }
+
+    private void deliver(ConsumerRecord<String, byte[]> record) {
+        T value;
+        try {
+            if (record.value() == null) {
+                throw new MessageFormatException("record has no value");
+            }
+            value = decoder.decode(record.value());
+        } catch (MessageFormatException e) {
+            malformed.increment();
+            log.warn("Skipping malformed record in {} partition {} offset {}: {}", topic, record.partition(),
+                    record.offset(), e.getMessage());
+            return;
+        }
+        try {
+            handler.handle(value, record.partition(), record.offset());
+        } catch (RuntimeException e) {
+            handlerFailed.increment();
+            log.error("Handler failed on {} from {} partition {} offset {}", value, topic, record.partition(),
+                    record.offset(), e);
+        }
+    }
+
+    private void shutDown() {
+        try {
+            if (hooks.beforeCommit().getAsBoolean()) {
+                commit(new HashMap<>(handled));
+            }
+        } catch (RuntimeException e) {
+            log.warn("Final commit of the {} consumer failed: {}", role, e.toString());
+        }
+        try {
+            // Leaves the group, which hands our partitions to the other nodes right away.
+            consumer.close(CloseOptions.timeout(requestTimeout));
+        } catch (RuntimeException e) {
+            log.warn("Closing the {} consumer failed: {}", role, e.toString());
+        } finally {
+            handled.clear();
+            running = false;
+        }
+        try {
+            setOwned(Set.of());
+        } catch (RuntimeException e) {
+            log.error("Ownership listener failed while the {} consumer stopped", role, e);
+        }
+    }
+
+    /** Commits synchronously; a wakeup from {@link #close()} must not cost the commit, so it retries once. */
+    private void commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (offsets.isEmpty()) {
+            return;
+        }
+        try {
+            try {
+                consumer.commitSync(offsets, requestTimeout);
+            } catch (WakeupException e) {
+                consumer.commitSync(offsets, requestTimeout);
+            }
+            handled.keySet().removeAll(offsets.keySet());
+        } catch (KafkaException e) {
+            commitErrors.increment();
+            log.warn("Committing offsets {} of {} failed; these records may be handled again: {}", offsets, topic,
+                    e.toString());
+        }
+    }
+
+    private void setOwned(Set<Integer> now) {
+        if (!now.equals(owned)) {
+            owned = Set.copyOf(now);
+            hooks.ownership().accept(owned);
+        }
+    }
+
+    /** Runs on the consumer thread, inside {@code poll} or {@code close}. */
+    private final class Rebalance implements ConsumerRebalanceListener {
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return; // cooperative rebalancing reports every round, also those that move nothing here
+            }
+            Set<Integer> now = new HashSet<>(owned);
+            partitions.forEach(p -> now.add(p.partition()));
+            log.info("{} partitions assigned to this node: {}", role, sorted(partitions));
+            setOwned(now);
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            for (TopicPartition p : partitions) {
+                OffsetAndMetadata offset = handled.get(p);
+                if (offset != null) {
+                    offsets.put(p, offset);
+                }
+            }
+            if (hooks.beforeCommit().getAsBoolean()) {
+                commit(offsets);
+            }
+            log.info("{} partitions revoked from this node: {}", role, sorted(partitions));
+            forget(partitions);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            // Already owned by someone else: committing now would fail or overwrite their progress.
+            log.warn("{} partitions lost by this node (another node may already own them): {}", role,
+                    sorted(partitions));
+            forget(partitions);
+        }
+
+        private void forget(Collection<TopicPartition> partitions) {
+            handled.keySet().removeAll(partitions);
+            Set<Integer> now = new HashSet<>(owned);
+            partitions.forEach(p -> now.remove(p.partition()));
+            setOwned(now);
+        }
+
+        private List<Integer> sorted(Collection<TopicPartition> partitions) {
+            return partitions.stream().map(TopicPartition::partition).sorted().toList();
+        }
+    }
+
+    /**
+     * Stops the loop (interrupting a poll), commits what was handled, leaves the group and waits for
+     * the thread to end. Idempotent; safe before {@link #start()}.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        stopping = true;
+        if (thread == null) {
+            return;
+        }
+        consumer.wakeup();
+        if (Thread.currentThread() == thread) {
+            return; // called from a handler: the loop ends after this record
+        }
+        Duration bound = requestTimeout.multipliedBy(3);
+        try {
+            thread.join(bound.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            log.warn("{} consumer thread did not stop within {}; a handler may be blocked", role, bound);
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package io.fleetmq.session.cluster;
+
+import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.cluster.Downlink;
+import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.subscription.Matches;
+import io.fleetmq.core.subscription.SharedGroupKey;
+import io.fleetmq.core.subscription.Subscription;
+import io.fleetmq.core.subscription.SubscriptionTrie;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.cluster.ClusterProducer;
+import io.fleetmq.kafka.cluster.Membership;
+import io.fleetmq.session.MessageDrops;
+import io.fleetmq.session.SessionActor;
+import io.fleetmq.session.SessionRegistry;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Routes a stored PUBLISH (DESIGN.md, "The publish path", step 4) with the cluster's subscription
+ * trie: subscribers connected here get it from their actor at once; for every other node with
+ * matching subscribers, one record goes to that node's {@code downlink.<node>}, in the downlink
+ * partition of the message's {@code publish} partition, so each node sees a partition's messages in
+ * order. Each shared group gets the message once, for one member chosen among the connected ones.
+ *
+ * <p>The member is chosen from the message's position, not by a counter, so a node routing a dead
+ * node's records again picks the same members and the {@link DeliveryGate} of their nodes drops the
+ * repeats.
+ */
+public final class ClusterRouter {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterRouter.class);
+
+    private final String nodeId;
+    private final SubscriptionTrie subscriptions;
+    private final SessionRegistry sessions;
+    private final SessionDirectory directory;
+    private final Membership membership;
+    private final ClusterProducer producer;
+    private final BrokerTopics topics;
+    private final DeliveryGate gate;
+    private final MessageDrops drops;
+    private final AtomicBoolean downlinkFailed = new AtomicBoolean();
+
+    public ClusterRouter(String nodeId, SubscriptionTrie subscriptions, SessionRegistry sessions,
+            SessionDirectory directory, Membership membership, ClusterProducer producer, BrokerTopics topics,
+            DeliveryGate gate, MessageDrops drops) {
+        this.nodeId = nodeId;
+        this.subscriptions = subscriptions;
+        this.sessions = sessions;
+        this.directory = directory;
+        this.membership = membership;
+        this.producer = producer;
+        this.topics = topics;
+        this.gate = gate;
+        this.drops = drops;
+    }
+
+    /** Routes the message stored at {@code offset} of {@code publish} partition {@code partition}. */
+    public void route(BrokerMessage message, int partition, long offset) {
+        Matches matches = subscriptions.match(message.topic());
+        if (matches.isEmpty()) {
+            return;
+        }
+        Map<String, List<Subscription>> byNode = new HashMap<>(4);
+        for (Subscription s : matches.direct()) {
+            byNode.computeIfAbsent(nodeOf(s), n -> new ArrayList<>()).add(s);
+        }
+        for (Map.Entry<SharedGroupKey, List<Subscription>> group : matches.shared().entrySet()) {
+            Subscription member = choose(group.getValue(), partition, offset);
+            if (member == null) {
+                drops.count(MessageDrops.Reason.NO_SESSION);
+            } else {
+                byNode.computeIfAbsent(nodeOf(member), n -> new ArrayList<>()).add(member);
+            }
+        }
+        for (Map.Entry<String, List<Subscription>> e : byNode.entrySet()) {
+            String node = e.getKey();
+            if (node.equals(nodeId)) {
+                if (gate.admit(partition, offset)) {
+                    deliverHere(message, e.getValue());
+                }
+            } else if (membership.isAlive(node)) {
+                send(node, new Downlink(partition, offset, message, e.getValue()));
+            } else {
+                // Its sessions' messages wait for nobody until they reconnect elsewhere.
+                for (int i = 0; i < Matches.byClient(e.getValue()).size(); i++) {
+                    drops.count(MessageDrops.Reason.NODE_DOWN);
+                }
+            }
+        }
+    }
+
+    /** A message another node routed to the sessions here. */
+    public void downlink(Downlink d) {
+        if (gate.admit(d.sourcePartition(), d.sourceOffset())) {
+            deliverHere(d.message(), d.matched());
+        }
+    }
+
+    /** Whether every hand-off to another node since the last call is stored; false means route again. */
+    public boolean flushed() {
+        producer.flush();
+        return !downlinkFailed.getAndSet(false);
+    }
+
+    /** The downlink partition for messages of {@code publish} partition {@code partition} on {@code node}. */
+    public int downlinkPartition(String node, int partition) {
+        return partition % producer.partitions(topics.downlink(node));
+    }
+
+    private void send(String node, Downlink d) {
+        String topic = topics.downlink(node);
+        int p = downlinkPartition(node, d.sourcePartition());
+        producer.send(topic, p, null, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
+            if (e != null && !downlinkFailed.getAndSet(true)) {
+                log.warn("Hand-off to node {} not stored; the batch is routed again: {}", node, e.toString());
+            }
+        });
+    }
+
+    private void deliverHere(BrokerMessage message, List<Subscription> matched) {
+        for (Map.Entry<String, List<Subscription>> e : Matches.byClient(matched).entrySet()) {
+            SessionActor actor = sessions.get(e.getKey());
+            if (actor == null) {
+                drops.count(MessageDrops.Reason.NO_SESSION);
+            } else {
+                actor.deliver(message, e.getValue());
+            }
+        }
+    }
+
+    private String nodeOf(Subscription s) {
+        return s.nodeId() == null ? nodeId : s.nodeId();
+    }
+
+    /**
+     * One member of a shared group: among those connected, else among those whose node is alive
+     * (their session queues it), picked by the message's position so any node picks the same.
+     */
+    private Subscription choose(List<Subscription> members, int partition, long offset) {
+        List<Subscription> online = new ArrayList<>(members.size());
+        List<Subscription> reachable = new ArrayList<>(members.size());
+        for (Subscription s : members) {
+            String node = nodeOf(s);
+            if (!membership.isAlive(node)) {
+                continue;
+            }
+            reachable.add(s);
+            if (isOnline(s, node)) {
+                online.add(s);
+            }
+        }
+        List<Subscription> candidates = online.isEmpty() ? reachable : online;
+        if (candidates.isEmpty()) {
+            return null;
+        }
+        candidates.sort(Comparator.comparing(Subscription::clientId));
+        long mix = offset * 31 + partition;
+        return candidates.get((int) Math.floorMod(mix, (long) candidates.size()));
+    }
+
+    private boolean isOnline(Subscription s, String node) {
+        if (node.equals(nodeId)) {
+            SessionActor actor = sessions.get(s.clientId());
+            return actor != null && actor.isOnline();
+        }
+        return directory.get(s.clientId()).map(SessionState::connected).orElse(false);
+    }
+}

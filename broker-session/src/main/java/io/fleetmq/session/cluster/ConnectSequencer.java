@@ -1,0 +1,364 @@
+package io.fleetmq.session.cluster;
+
+import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.cluster.NodeStatus;
+import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.cluster.ClusterProducer;
+import io.fleetmq.kafka.cluster.Membership;
+import io.fleetmq.kafka.cluster.StateFollower;
+import io.fleetmq.kafka.publish.PublishLog;
+import io.fleetmq.session.MessageDrops;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The connect sequence (DESIGN.md, "Kafka topics", {@code session.events}): for the partitions of
+ * {@code session.events} this node owns, it decides every CONNECT and DISCONNECT in the order they
+ * were written, so two connections racing for one client ID on two nodes end the same way on any
+ * number of nodes: the later one wins and the earlier gets 0x8E.
+ *
+ * <p>It is the only writer of a client ID's record in {@code sessions}. It also acts for nodes that
+ * died: their connected sessions become offline sessions, their wills are published (once, by the
+ * owner of the client ID's partition) and their offline sessions expire on time.
+ *
+ * <p>Runs on the {@code session.events} consumer thread; other threads hand it work through
+ * {@link #submit}.
+ */
+public final class ConnectSequencer {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectSequencer.class);
+
+    private final String nodeId;
+    private final BrokerTopics topics;
+    private final ClusterProducer producer;
+    private final Membership membership;
+    private final SessionDirectory directory;
+    private final StateFollower sessionsFollower;
+    private final PublishLog publishLog;
+    private final MessageDrops drops;
+    private final ScheduledExecutorService timers;
+    private final LongSupplier clock;
+    private final int partitions;
+    private final Duration catchUpTimeout;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
+    private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
+    private volatile Set<Integer> owned = Set.of();
+
+    public ConnectSequencer(String nodeId, BrokerTopics topics, ClusterProducer producer, Membership membership,
+            SessionDirectory directory, StateFollower sessionsFollower, PublishLog publishLog, MessageDrops drops,
+            ScheduledExecutorService timers, LongSupplier clock, int partitions, Duration catchUpTimeout) {
+        this.nodeId = nodeId;
+        this.topics = topics;
+        this.producer = producer;
+        this.membership = membership;
+        this.directory = directory;
+        this.sessionsFollower = sessionsFollower;
+        this.publishLog = publishLog;
+        this.drops = drops;
+        this.timers = timers;
+        this.clock = clock;
+        this.partitions = partitions;
+        this.catchUpTimeout = catchUpTimeout;
+    }
+
+    /** Runs {@code task} on the sequencer's thread, between events. */
+    public void submit(Runnable task) {
+        tasks.add(task);
+    }
+
+    /** A node died or left: from now on its sessions are this sequence's to settle. */
+    public void nodeDied(NodeStatus node) {
+        submit(() -> settleSessionsOf(node.nodeId(), owned));
+    }
+
+    // ------------------------------------------------------------------ consumer hooks
+
+    /** Between polls: what other threads handed over. */
+    public void idle() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                log.error("Connect sequence task failed", e);
+            }
+        }
+    }
+
+    /** The partitions this node sequences changed. */
+    public void ownership(Set<Integer> now) {
+        Set<Integer> added = new HashSet<>(now);
+        added.removeAll(owned);
+        owned = now;
+        if (added.isEmpty()) {
+            return;
+        }
+        // The previous owner's decisions must be known here before this node decides anything
+        // for these client IDs; it stored them before giving the partitions up.
+        if (!sessionsFollower.awaitCaughtUp(catchUpTimeout)) {
+            log.warn("Sessions not caught up within {} after taking over session partitions {}", catchUpTimeout, added);
+        }
+        for (String dead : deadNodesWithSessions()) {
+            settleSessionsOf(dead, added);
+        }
+        scheduleOfflineExpiries(added);
+    }
+
+    /** Before committing offsets: everything decided so far is stored. */
+    public boolean flushed() {
+        producer.flush();
+        boolean ok = true;
+        for (CompletableFuture<?> f : inFlight) {
+            try {
+                f.get(catchUpTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                ok = false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ok = false;
+            }
+        }
+        inFlight.clear();
+        return ok;
+    }
+
+    // ------------------------------------------------------------------ events
+
+    public void handle(SessionEvent event, int partition, long offset) {
+        if (event instanceof SessionEvent.Connect c) {
+            onConnect(c);
+        } else if (event instanceof SessionEvent.Disconnected d) {
+            onDisconnected(d);
+        } else if (event instanceof SessionEvent.WillPublished w) {
+            current(w.clientId(), w.epoch()).filter(s -> !s.connected())
+                    .ifPresent(s -> write(s.disconnected(s.disconnectedAtMillis(), s.sessionExpirySeconds(), null)));
+        } else if (event instanceof SessionEvent.Expired e) {
+            current(e.clientId(), e.epoch()).filter(s -> !s.connected()).ifPresent(s -> delete(s.clientId()));
+        }
+    }
+
+    private void onConnect(SessionEvent.Connect c) {
+        long now = clock.getAsLong();
+        SessionState cur = directory.get(c.clientId()).orElse(null);
+        if (cur != null && cur.requestId().equals(c.requestId())) {
+            return; // decided before this node took the partition over; the answer went out then
+        }
+        if (cur != null && !cur.connected() && cur.expiresAtMillis() <= now) {
+            cur = null; // expired; its timer has not caught up yet
+        }
+        long epoch = cur == null ? 1 : cur.epoch() + 1;
+        boolean present = cur != null && !c.cleanStart();
+        if (cur != null) {
+            boolean sameNode = cur.nodeId().equals(c.nodeId()) && cur.nodeIncarnation() == c.nodeIncarnation();
+            if (!sameNode) {
+                // The session leaves its node: that node disconnects the old connection (0x8E) and
+                // lets the session go. Its will is settled here, once, whether that node lives or not.
+                if (membership.isAlive(cur.nodeId(), cur.nodeIncarnation())) {
+                    command(cur.nodeId(), new NodeCommand.TakeOver(c.clientId(), epoch));
+                }
+                SessionState.PendingWill will = cur.will();
+                // [MQTT-3.1.3-9] a reconnect to the session in time cancels a delayed will; otherwise
+                // the will of the ended connection (or session) is due now.
+                boolean cancelled = !c.cleanStart() && will != null && (will.delaySeconds() > 0 || !cur.connected());
+                if (will != null && !cancelled) {
+                    publishWill(cur.clientId(), will.message());
+                }
+            }
+        }
+        write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
+                c.will(), c.requestId(), c.clientType()));
+        command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present));
+    }
+
+    private void onDisconnected(SessionEvent.Disconnected d) {
+        Optional<SessionState> cur = current(d.clientId(), d.epoch()).filter(SessionState::connected);
+        if (cur.isEmpty()) {
+            return; // an older connection; the session has moved on
+        }
+        if (d.sessionExpirySeconds() == 0) {
+            delete(d.clientId());
+        } else {
+            write(cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will()));
+            scheduleExpiry(cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will()));
+        }
+    }
+
+    private Optional<SessionState> current(String clientId, long epoch) {
+        return directory.get(clientId).filter(s -> s.epoch() == epoch);
+    }
+
+    // ------------------------------------------------------------------ dead nodes
+
+    private Set<String> deadNodesWithSessions() {
+        Set<String> dead = new HashSet<>();
+        directory.all().forEach(s -> {
+            if (!membership.isAlive(s.nodeId(), s.nodeIncarnation())) {
+                dead.add(s.nodeId());
+            }
+        });
+        return dead;
+    }
+
+    /**
+     * The sessions that {@code deadNode} held, in {@code partitions}: connected ones lose their
+     * connection now, as if the network had dropped it; their will is published, or waits for its delay.
+     */
+    private void settleSessionsOf(String deadNode, Set<Integer> inPartitions) {
+        long now = clock.getAsLong();
+        List<SessionState> held = directory.all()
+                .filter(s -> s.nodeId().equals(deadNode) && !membership.isAlive(s.nodeId(), s.nodeIncarnation()))
+                .filter(s -> inPartitions.contains(partitionOf(s.clientId())))
+                .toList();
+        int settled = 0;
+        for (SessionState s : held) {
+            if (!s.connected()) {
+                scheduleExpiry(s);
+                continue;
+            }
+            settled++;
+            SessionState.PendingWill will = s.will();
+            SessionState.PendingWill waiting = null;
+            if (will != null) {
+                long delay = Math.min(will.delaySeconds(), s.sessionExpirySeconds());
+                if (delay <= 0) {
+                    publishWill(s.clientId(), will.message());
+                } else {
+                    waiting = will;
+                }
+            }
+            if (s.sessionExpirySeconds() == 0) {
+                delete(s.clientId());
+                deleteSubscriptions(s.clientId(), s.epoch());
+            } else {
+                SessionState offline = s.disconnected(now, s.sessionExpirySeconds(), waiting);
+                write(offline);
+                scheduleExpiry(offline);
+            }
+        }
+        if (settled > 0) {
+            log.info("Settled {} sessions of node {} (gone)", settled, deadNode);
+        }
+    }
+
+    private void scheduleOfflineExpiries(Set<Integer> inPartitions) {
+        directory.all().filter(s -> !s.connected() && inPartitions.contains(partitionOf(s.clientId())))
+                .forEach(this::scheduleExpiry);
+    }
+
+    /**
+     * Times the delayed will and the end of an offline session, for sessions no live node looks
+     * after; when due, the state decides again (the client may have come back).
+     */
+    private void scheduleExpiry(SessionState s) {
+        long now = clock.getAsLong();
+        if (s.will() != null) {
+            long due = s.disconnectedAtMillis() + Math.min(s.will().delaySeconds(), s.sessionExpirySeconds()) * 1000;
+            timers.schedule(() -> submit(() -> willDue(s.clientId(), s.epoch())), Math.max(0, due - now),
+                    TimeUnit.MILLISECONDS);
+        }
+        long ends = s.expiresAtMillis();
+        if (ends != Long.MAX_VALUE) {
+            timers.schedule(() -> submit(() -> expiryDue(s.clientId(), s.epoch())), Math.max(0, ends - now),
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private boolean mine(SessionState s) {
+        return owned.contains(partitionOf(s.clientId())) && !membership.isAlive(s.nodeId(), s.nodeIncarnation());
+    }
+
+    private void willDue(String clientId, long epoch) {
+        current(clientId, epoch).filter(s -> !s.connected() && s.will() != null && mine(s)).ifPresent(s -> {
+            publishWill(clientId, s.will().message());
+            write(s.disconnected(s.disconnectedAtMillis(), s.sessionExpirySeconds(), null));
+        });
+    }
+
+    private void expiryDue(String clientId, long epoch) {
+        current(clientId, epoch).filter(s -> !s.connected() && mine(s) && s.expiresAtMillis() <= clock.getAsLong())
+                .ifPresent(s -> {
+                    if (s.will() != null) {
+                        publishWill(clientId, s.will().message()); // the session ends first [MQTT-3.1.3-9]
+                    }
+                    delete(clientId);
+                    deleteSubscriptions(clientId, epoch);
+                });
+    }
+
+    // ------------------------------------------------------------------ output
+
+    private void write(SessionState state) {
+        SessionDirectory.Pending p = directory.written(state.clientId(), state);
+        track(producer.send(topics.sessions(), state.clientId(), ClusterCodec.encode(state))
+                .whenComplete((m, e) -> settle(state.clientId(), p, m, e)));
+    }
+
+    private void delete(String clientId) {
+        SessionDirectory.Pending p = directory.written(clientId, null);
+        track(producer.send(topics.sessions(), clientId, null).whenComplete((m, e) -> settle(clientId, p, m, e)));
+    }
+
+    private void settle(String clientId, SessionDirectory.Pending p, org.apache.kafka.clients.producer.RecordMetadata m,
+            Throwable e) {
+        if (e == null) {
+            p.offset = m.offset();
+        } else {
+            log.warn("Session state of {} not stored: {}", clientId, e.toString());
+        }
+    }
+
+    /** Removes a session's subscriptions on every node, this one included. */
+    private void deleteSubscriptions(String clientId, long epoch) {
+        track(producer.send(topics.subscriptions(), null, clientId, null, ClusterLink.headers(epoch)));
+    }
+
+    private void command(String node, NodeCommand command) {
+        track(producer.send(topics.node(node), command.clientId(), ClusterCodec.encode(command)));
+    }
+
+    private void publishWill(String clientId, BrokerMessage will) {
+        BrokerMessage message = new BrokerMessage(will.topic(), will.payload(), will.qos(), will.retain(), clientId,
+                clock.getAsLong(), will.expiryIntervalSeconds(), will.payloadFormat(), will.contentType(),
+                will.responseTopic(), will.correlationData(), will.userProperties());
+        track(publishLog.append(message).whenComplete((ok, e) -> {
+            if (e != null) {
+                drops.count(MessageDrops.Reason.PUBLISH_NOT_STORED);
+                log.warn("Will of {} not stored: {}", clientId, e.toString());
+            }
+        }));
+        log.debug("Published the will of {} to {}", clientId, will.topic());
+    }
+
+    private void track(CompletableFuture<?> f) {
+        inFlight.add(f);
+    }
+
+    /** The {@code session.events} partition of a client ID, as Kafka's default partitioner picks it. */
+    int partitionOf(String clientId) {
+        return Utils.toPositive(Utils.murmur2(clientId.getBytes(StandardCharsets.UTF_8))) % partitions;
+    }
+
+    String nodeId() {
+        return nodeId;
+    }
+}
