@@ -150,12 +150,13 @@ final class Messaging implements AutoCloseable {
                 sequencer::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(sequencer::flushed)
                         .withOwnership(sequencer::ownership)
-                        .withIdle(sequencer::idle, Duration.ofMillis(100)));
+                        .withIdle(sequencer::idle, Duration.ofMillis(100))
+                        .withSessionTimeout(cluster.nodeTimeout()));
         sequence.start();
 
         this.consumer = new PublishConsumer(kafka, meters, this::route,
                 owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, inbox, requestTimeout),
-                router::flushed);
+                router::flushed, cluster.nodeTimeout());
         consumer.start();
 
         Gauge.builder("fleetmq.sessions", sessions, SessionRegistry::size)

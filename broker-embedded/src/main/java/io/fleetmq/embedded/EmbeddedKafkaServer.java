@@ -176,6 +176,9 @@ public final class EmbeddedKafkaServer {
         p.put("transaction.state.log.num.partitions", "5");
         p.put("share.coordinator.state.topic.num.partitions", "5");
 
+        // Lets a broker node's consumer groups notice a dead node within its cluster.node-timeout, also
+        // below Kafka's usual floor of 6 s (local clusters and tests use a few seconds).
+        p.put("group.min.session.timeout.ms", "1000");
         // Nothing to wait for with a single member; the default delays every first join by 3 s.
         p.put("group.initial.rebalance.delay.ms", "0");
         // The log cleaner allocates this up front (128 MiB by default) on the heap of the embedding JVM.

@@ -65,22 +65,31 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
     /** The optional hooks of a consumer; every one runs on the consumer thread. */
     public record Hooks(BooleanSupplier beforeCommit, Consumer<Set<Integer>> ownership, Runnable idle,
-                        Duration pollTimeout) {
+                        Duration pollTimeout, Duration sessionTimeout) {
 
         public static Hooks none() {
-            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1));
+            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null);
         }
 
         public Hooks withBeforeCommit(BooleanSupplier b) {
-            return new Hooks(b, ownership, idle, pollTimeout);
+            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout);
         }
 
         public Hooks withOwnership(Consumer<Set<Integer>> o) {
-            return new Hooks(beforeCommit, o, idle, pollTimeout);
+            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout);
         }
 
         public Hooks withIdle(Runnable i, Duration everyAtMost) {
-            return new Hooks(beforeCommit, ownership, i, everyAtMost);
+            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout);
+        }
+
+        /**
+         * How long Kafka waits for a silent member before giving its partitions to the others: the
+         * time a dead node's partitions stand still. Kafka brokers refuse values below their
+         * {@code group.min.session.timeout.ms} (6 s by default).
+         */
+        public Hooks withSessionTimeout(Duration timeout) {
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout);
         }
     }
 
@@ -135,8 +144,13 @@ public final class GroupConsumer<T> implements AutoCloseable {
         }
         // Cooperative rebalancing: a node joining or leaving moves only the partitions that change
         // owner, instead of pausing every node while all partitions are reassigned.
-        consumer = clients.consumer(role, groupId, Map.of(
-                ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName()));
+        Map<String, Object> overrides = new HashMap<>();
+        overrides.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+        if (hooks.sessionTimeout() != null) {
+            overrides.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) hooks.sessionTimeout().toMillis());
+            overrides.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, (int) Math.max(100, hooks.sessionTimeout().toMillis() / 4));
+        }
+        consumer = clients.consumer(role, groupId, overrides);
         running = true;
         thread = new Thread(this::run, "fleetmq-" + role + "-consumer");
         thread.setDaemon(true);

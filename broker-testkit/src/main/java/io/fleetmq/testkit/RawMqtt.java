@@ -71,6 +71,28 @@ public final class RawMqtt implements AutoCloseable {
         return out.toByteArray();
     }
 
+    /** What {@link #readWithin} returns when no packet started in time. */
+    public static final byte[] NOTHING = new byte[0];
+
+    /**
+     * The next whole packet if one starts within {@code millis}; {@link #NOTHING} if none did (the
+     * connection is still usable); null if the broker closed the connection.
+     */
+    public byte[] readWithin(int millis) throws IOException {
+        int before = socket.getSoTimeout();
+        socket.setSoTimeout(millis);
+        try {
+            return read();
+        } catch (AssertionError e) {
+            if (e.getCause() instanceof SocketTimeoutException) {
+                return NOTHING;
+            }
+            throw e;
+        } finally {
+            socket.setSoTimeout(before);
+        }
+    }
+
     public String readHex() throws IOException {
         byte[] p = read();
         return p == null ? null : HexFormat.of().formatHex(p);

@@ -100,6 +100,12 @@ public final class BrokerProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** SIGKILL: the process dies at once, as in a crash or a lost machine. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
     /** SIGTERM, then wait for the graceful stop; returns the exit code. */
     public int terminate(Duration timeout) throws InterruptedException {
         process.destroy();

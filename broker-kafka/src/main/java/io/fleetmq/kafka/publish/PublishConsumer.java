@@ -47,13 +47,20 @@ public final class PublishConsumer implements AutoCloseable {
      */
     public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
             Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit) {
+        this(clients, registry, handler, ownershipListener, beforeCommit, null);
+    }
+
+    /** @param sessionTimeout see {@link GroupConsumer.Hooks#withSessionTimeout}; null for Kafka's default */
+    public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
+            Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout) {
         Objects.requireNonNull(handler, "handler");
         String prefix = clients.settings().topicPrefix();
         this.consumer = new GroupConsumer<>(clients, registry, new BrokerTopics(prefix).publish(), groupId(prefix),
                 "publish", MessageCodec::decode,
                 (message, partition, offset) -> handler.accept(new PublishedRecord(message, partition, offset)),
                 GroupConsumer.Hooks.none().withOwnership(Objects.requireNonNull(ownershipListener, "ownershipListener"))
-                        .withBeforeCommit(Objects.requireNonNull(beforeCommit, "beforeCommit")));
+                        .withBeforeCommit(Objects.requireNonNull(beforeCommit, "beforeCommit"))
+                        .withSessionTimeout(sessionTimeout));
     }
 
     /** The consumer group all nodes of a broker share for the {@code publish} topic. */
