@@ -232,7 +232,7 @@ final class Messaging implements AutoCloseable {
      */
     @Override
     public void close() {
-        sessions.shutdown();
+        sessions.shutdown(config.cluster().shutdownServerReference());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (sessions.all().stream().anyMatch(SessionActor::isOnline) && System.nanoTime() < deadline) {
             try {

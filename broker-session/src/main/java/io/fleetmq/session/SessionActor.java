@@ -230,13 +230,25 @@ public final class SessionActor {
         mailbox.tell(() -> onTakenOver(command));
     }
 
-    void serverShutdown() {
+    /**
+     * The node stops: 0x8B Server shutting down, or 0x9C Use another server with {@code serverReference}
+     * when one is configured.
+     */
+    void serverShutdown(String serverReference) {
         mailbox.tell(() -> {
-            if (connection != null) {
-                // The client did nothing wrong: its will is not published on our shutdown, and its
-                // session stays for it to resume elsewhere [MQTT-3.14.2].
-                disconnect(ReasonCode.SERVER_SHUTTING_DOWN, "server shutting down", false);
+            ClientConnection conn = connection;
+            if (conn == null) {
+                return;
             }
+            // The client did nothing wrong: its will is not published on our shutdown, and its
+            // session stays for it to resume elsewhere [MQTT-3.14.2].
+            if (serverReference == null) {
+                disconnect(ReasonCode.SERVER_SHUTTING_DOWN, "server shutting down", false);
+                return;
+            }
+            detach(false);
+            conn.sendAndClose(conn.version().isV5() ? new Packet.Disconnect(ReasonCode.USE_ANOTHER_SERVER, -1,
+                    reasonString("server shutting down; use " + serverReference), serverReference) : null);
         });
     }
 

@@ -80,10 +80,13 @@ public final class SessionRegistry {
         sessions.remove(actor.clientId(), actor);
     }
 
-    /** Tells every connected client the node is going away and ends its connection [MQTT-3.14.2]. */
-    public void shutdown() {
+    /**
+     * Tells every connected client the node is going away and ends its connection [MQTT-3.14.2]:
+     * with 0x9C and {@code serverReference} if not null, else with 0x8B.
+     */
+    public void shutdown(String serverReference) {
         for (SessionActor actor : sessions.values()) {
-            actor.serverShutdown();
+            actor.serverShutdown(serverReference);
         }
     }
 }

@@ -135,8 +135,9 @@ public record BrokerConfig(
             throw s.invalid("cluster.node-timeout", s.string("cluster.node-timeout"),
                     "must be at least twice cluster.heartbeat-interval (" + s.string("cluster.heartbeat-interval") + ")");
         }
+        String reference = s.string("cluster.shutdown-server-reference");
         return new ClusterSettings(nodeId, heartbeat, timeout, s.integer("cluster.downlink-partitions", 1, 1_000),
-                positive(s, "cluster.connect-timeout"));
+                positive(s, "cluster.connect-timeout"), reference.isEmpty() ? null : reference);
     }
 
     private static Listener listener(Settings s, String name, String label) {

@@ -273,6 +273,56 @@ class ClusterIT {
         pub.disconnect();
     }
 
+    @Test
+    @Order(6)
+    void aNodeStartedLaterJoinsWithoutChangesToTheOthersAndLeavesGracefully() throws Exception {
+        int added = cluster.add(Map.of("CLUSTER_SHUTDOWN_SERVER_REFERENCE", "lb.example:1883"));
+        Mqtt5BlockingClient sub = client(added, "newcomer-sub");
+        List<String> got = collect(sub);
+        sub.subscribeWith().topicFilter("join/#").qos(MqttQos.AT_LEAST_ONCE).send();
+        Mqtt5BlockingClient pub = client(1, "join-pub");
+        awaitRoutes(pub, "join/probe", List.of(got));
+
+        // One session that ends with its connection, one that outlives it.
+        try (RawMqtt brief = RawMqtt.connect(cluster.port(added));
+             RawMqtt lasting = RawMqtt.connect(cluster.port(added))) {
+            brief.send(RawMqtt.connectV5("leaver-brief"));
+            assertEquals(0x20, brief.read()[0] & 0xFF);
+            lasting.send(RawMqtt.connect(5, true, 60, "leaver-lasting", "05 11 0000012C")); // expiry 300 s
+            assertEquals(0x20, lasting.read()[0] & 0xFF);
+
+            assertEquals(143, cluster.stop(added));
+            for (RawMqtt c : List.of(brief, lasting)) {
+                byte[] disconnect = c.read();
+                assertEquals(0xE0, disconnect[0] & 0xFF, "[MQTT-3.14.2] DISCONNECT before the node goes");
+                assertEquals(0x9C, disconnect[2] & 0xFF, "use another server, as configured");
+                assertTrue(new String(disconnect, StandardCharsets.UTF_8).contains("lb.example:1883"),
+                        "with the configured Server Reference");
+                assertTrue(c.closedByBroker());
+            }
+        }
+        Await.until(WAIT, "the client on the stopped node to see it go", () -> !sub.getState().isConnected());
+
+        // No stale session: the brief one is gone, the lasting one continues on another node.
+        Mqtt5BlockingClient brief = Mqtt5Client.builder().identifier("leaver-brief").serverHost("127.0.0.1")
+                .serverPort(cluster.port(1)).buildBlocking();
+        assertFalse(brief.connectWith().cleanStart(false).send().isSessionPresent(), "the ended session is gone");
+        brief.disconnect();
+        Mqtt5BlockingClient lasting = Mqtt5Client.builder().identifier("leaver-lasting").serverHost("127.0.0.1")
+                .serverPort(cluster.port(3)).buildBlocking();
+        assertTrue(lasting.connectWith().cleanStart(false).sessionExpiryInterval(300).send().isSessionPresent(),
+                "the persistent session continues elsewhere");
+        lasting.disconnectWith().sessionExpiryInterval(0).send();
+
+        // The publish partitions the node routed were handed over: messages still flow.
+        Mqtt5BlockingClient after = client(3, "after-leave-sub");
+        List<String> afterGot = collect(after);
+        after.subscribeWith().topicFilter("join/#").qos(MqttQos.AT_LEAST_ONCE).send();
+        awaitRoutes(pub, "join/probe", List.of(afterGot));
+        pub.disconnect();
+        after.disconnect();
+    }
+
     static List<String> duplicates(List<String> all) {
         List<String> dups = new ArrayList<>();
         Set<String> seen = new HashSet<>();

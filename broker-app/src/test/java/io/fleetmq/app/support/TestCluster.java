@@ -27,13 +27,15 @@ public final class TestCluster implements AutoCloseable {
         final String id;
         final int mqttPort;
         final int httpPort;
+        final Map<String, String> env;
         BrokerProcess process;
         int runs;
 
-        Node(String id, int mqttPort, int httpPort) {
+        Node(String id, int mqttPort, int httpPort, Map<String, String> env) {
             this.id = id;
             this.mqttPort = mqttPort;
             this.httpPort = httpPort;
+            this.env = env;
         }
 
         public String id() {
@@ -77,7 +79,7 @@ public final class TestCluster implements AutoCloseable {
         TestCluster cluster = new TestCluster(workDir, env);
         try {
             for (int i = 1; i <= size; i++) {
-                Node node = new Node("node-" + i, FreePorts.next(), FreePorts.next());
+                Node node = new Node("node-" + i, FreePorts.next(), FreePorts.next(), Map.of());
                 cluster.nodes.add(node);
                 cluster.launch(node);
             }
@@ -100,6 +102,25 @@ public final class TestCluster implements AutoCloseable {
         return node(n).mqttPort;
     }
 
+    /**
+     * Starts one more node, with settings of its own on top of the cluster's, and waits until it is
+     * ready; nothing changes on the other nodes.
+     *
+     * @return its number
+     */
+    public int add(Map<String, String> extraEnv) throws Exception {
+        Node node = new Node("node-" + (nodes.size() + 1), FreePorts.next(), FreePorts.next(), extraEnv);
+        nodes.add(node);
+        launch(node);
+        awaitReady(node);
+        return nodes.size();
+    }
+
+    /** A graceful stop (SIGTERM); returns the exit code. */
+    public int stop(int n) throws InterruptedException {
+        return node(n).process.terminate(Duration.ofMinutes(1));
+    }
+
     /** kill -9. */
     public void kill(int n) throws InterruptedException {
         node(n).process.kill();
@@ -119,6 +140,7 @@ public final class TestCluster implements AutoCloseable {
         nodeEnv.put("BROKER_DATA_DIR", workDir.resolve(node.id).resolve("data").toString());
         nodeEnv.put("MQTT_TCP_PORT", String.valueOf(node.mqttPort));
         nodeEnv.put("HTTP_PORT", String.valueOf(node.httpPort));
+        nodeEnv.putAll(node.env);
         node.runs++;
         node.process = BrokerProcess.start(workDir.resolve(node.id).resolve("run-" + node.runs), nodeEnv, "node");
     }

@@ -11,9 +11,11 @@ import java.util.Objects;
  * @param nodeTimeout        a node whose last heartbeat is older than this is dead
  * @param downlinkPartitions partitions of this node's {@code downlink.<node>} topic
  * @param connectTimeout     how long a CONNECT may wait for the connect sequence's answer
+ * @param shutdownServerReference where MQTT 5 clients are sent when this node stops (DISCONNECT 0x9C
+ *                           with this Server Reference), or null to send 0x8B Server shutting down
  */
 public record ClusterSettings(String nodeId, Duration heartbeatInterval, Duration nodeTimeout, int downlinkPartitions,
-                              Duration connectTimeout) {
+                              Duration connectTimeout, String shutdownServerReference) {
 
     public ClusterSettings {
         Objects.requireNonNull(nodeId, "nodeId");

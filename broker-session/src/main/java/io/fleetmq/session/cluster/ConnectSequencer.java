@@ -225,6 +225,10 @@ public final class ConnectSequencer {
      */
     private void settleSessionsOf(String deadNode, Set<Integer> inPartitions) {
         long now = clock.getAsLong();
+        NodeStatus last = membership.nodes().get(deadNode);
+        // A node that left on purpose told its clients so (0x8B), and a server shutdown does not
+        // publish wills [MQTT-3.14.2]; only a node that died takes its clients' connections down hard.
+        boolean left = last != null && !last.up();
         List<SessionState> held = directory.all()
                 .filter(s -> s.nodeId().equals(deadNode) && !membership.isAlive(s.nodeId(), s.nodeIncarnation()))
                 .filter(s -> inPartitions.contains(partitionOf(s.clientId())))
@@ -236,7 +240,7 @@ public final class ConnectSequencer {
                 continue;
             }
             settled++;
-            SessionState.PendingWill will = s.will();
+            SessionState.PendingWill will = left ? null : s.will();
             SessionState.PendingWill waiting = null;
             if (will != null) {
                 long delay = Math.min(will.delaySeconds(), s.sessionExpirySeconds());
