@@ -46,6 +46,29 @@ public final class PortPicker {
                 + MAX_ATTEMPTS + " attempts");
     }
 
+    /**
+     * The first of {@code count} consecutive ports that {@code address} can bind now, none handed out
+     * before, for servers that derive their ports from one base.
+     */
+    public static synchronized int pickRange(InetAddress address, int count) {
+        int ephemeralStart = ephemeralStart();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            int base = random.nextInt(LOWEST, Math.max(LOWEST + 1, ephemeralStart - count));
+            boolean free = true;
+            for (int p = base; p < base + count && free; p++) {
+                free = !handedOut.contains(p) && bindable(address, p);
+            }
+            if (free) {
+                for (int p = base; p < base + count; p++) {
+                    handedOut.add(p);
+                }
+                return base;
+            }
+        }
+        throw new IllegalStateException("no " + count + " consecutive free ports after " + MAX_ATTEMPTS + " attempts");
+    }
+
     private static int pickFromKernel(InetAddress address) {
         for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
             try (ServerSocket socket = new ServerSocket()) {

@@ -18,4 +18,9 @@ public final class FreePorts {
     public static int next() {
         return PortPicker.pick(InetAddress.getLoopbackAddress());
     }
+
+    /** The first of {@code count} consecutive free ports. */
+    public static int range(int count) {
+        return PortPicker.pickRange(InetAddress.getLoopbackAddress(), count);
+    }
 }
