@@ -140,6 +140,7 @@ public final class BrokerNode implements AutoCloseable {
 
         Messaging messaging = new Messaging(config, kafka, admin, metrics.registry());
         started.push(new Stoppable("messaging", messaging));
+        readiness.register(messaging.clusterHealth());
 
         bindMqttListeners(loops, messaging);
 

@@ -2,6 +2,8 @@ package io.fleetmq.app;
 
 import io.fleetmq.app.config.BrokerConfig;
 import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.health.HealthCheck;
+import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.retained.RetainedIndex;
@@ -223,6 +225,34 @@ final class Messaging implements AutoCloseable {
 
     Membership membership() {
         return membership;
+    }
+
+    /**
+     * Ready while this node routes and sequences: both its consumers run. The detail names the live
+     * nodes and this node's share of the partitions.
+     */
+    HealthCheck clusterHealth() {
+        return new HealthCheck() {
+            @Override
+            public String name() {
+                return "cluster";
+            }
+
+            @Override
+            public HealthStatus check() {
+                if (!consumer.isRunning()) {
+                    return HealthStatus.down("publish consumer stopped: "
+                            + consumer.failure().map(HealthStatus::describe).orElse("closed"));
+                }
+                if (!sequence.isRunning()) {
+                    return HealthStatus.down("connect sequence stopped: "
+                            + sequence.failure().map(HealthStatus::describe).orElse("closed"));
+                }
+                return HealthStatus.up("live nodes " + membership.liveNodes() + "; this node routes "
+                        + consumer.ownedPartitions().size() + " publish partitions and sequences "
+                        + sequence.ownedPartitions().size() + " session partitions");
+            }
+        };
     }
 
     /**

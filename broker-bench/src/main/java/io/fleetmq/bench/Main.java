@@ -25,6 +25,9 @@ public final class Main {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length > 0 && args[0].equals("failover")) {
+            return io.fleetmq.bench.failover.Failover.run(java.util.Arrays.copyOfRange(args, 1, args.length), out, err);
+        }
         Optional<BenchOptions> options;
         try {
             options = OptionsParser.parse(args);

@@ -13,6 +13,8 @@ import java.time.Duration;
  *                       Maximum lowers it further under MQTT 5
  * @param drain          longest wait after the last publish for deliveries and acknowledgements
  * @param threads        Netty event-loop threads shared by all clients
+ * @param subscriberPort the port subscribers connect to; another node of a cluster than the
+ *                       publishers' {@code port}, or the same
  */
 public record BenchOptions(
         Scenario scenario,
@@ -27,7 +29,15 @@ public record BenchOptions(
         Duration drain,
         int payloadBytes,
         int inflight,
-        int threads) {
+        int threads,
+        int subscriberPort) {
+
+    /** Subscribers and publishers on the same port. */
+    public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
+            Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads) {
+        this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
+                threads, port);
+    }
 
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 1883;

@@ -27,6 +27,9 @@ public final class OptionsParser {
                                  p2p:     N pairs, each publisher to its own topic and subscriber
               --host HOST        broker address (default 127.0.0.1)
               --port PORT        broker TCP port (default 1883)
+              --subscriber-port PORT
+                                 port the subscribers connect to (default: --port); another node
+                                 of a cluster measures the path between nodes
               --protocol 5|3.1.1 MQTT version (default 5)
               --qos 0|1|2        QoS of publishes and subscriptions (default 0)
               --clients N        publishers (fan-in), subscribers (fan-out) or pairs (p2p) (default 100)
@@ -62,6 +65,7 @@ public final class OptionsParser {
         int payload = BenchOptions.DEFAULT_PAYLOAD;
         int inflight = BenchOptions.DEFAULT_INFLIGHT;
         int threads = Runtime.getRuntime().availableProcessors();
+        int subscriberPort = 0;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -89,6 +93,7 @@ public final class OptionsParser {
                     case "scenario" -> scenario = Scenario.parse(value);
                     case "host" -> host = nonBlank(value);
                     case "port" -> port = intIn(value, 1, 65_535);
+                    case "subscriber-port" -> subscriberPort = intIn(value, 1, 65_535);
                     case "protocol" -> protocol = Protocol.parse(value);
                     case "qos" -> qos = intIn(value, 0, 2);
                     case "clients" -> clients = intIn(value, 1, 1_000_000);
@@ -109,7 +114,7 @@ public final class OptionsParser {
             throw new UsageException("--scenario is required (fan-in, fan-out or p2p)");
         }
         return Optional.of(new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration,
-                drain, payload, inflight, threads));
+                drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort));
     }
 
     /** {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1.5s}, {@code 1h}; a bare number is seconds. */

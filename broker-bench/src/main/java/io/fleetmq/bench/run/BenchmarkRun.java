@@ -109,7 +109,7 @@ public final class BenchmarkRun {
     private String connectAndSubscribe(ClientLoops loops, List<Subscriber> subscribers,
                                        List<MqttConnection> subscriberConnections,
                                        List<MqttConnection> publisherConnections, MqttQoS qos) {
-        int failed = connectAll(loops, subscriberConnections);
+        int failed = connectAll(loops, subscriberConnections, options.subscriberPort());
         if (failed > 0) {
             return failed + " of " + subscriberConnections.size() + " subscribers could not connect";
         }
@@ -121,7 +121,7 @@ public final class BenchmarkRun {
         if (failed > 0) {
             return failed + " of " + subscribers.size() + " subscriptions failed";
         }
-        failed = connectAll(loops, publisherConnections);
+        failed = connectAll(loops, publisherConnections, options.port());
         if (failed > 0) {
             return failed + " of " + publisherConnections.size() + " publishers could not connect";
         }
@@ -135,12 +135,12 @@ public final class BenchmarkRun {
     }
 
     /** Returns how many failed; each failure was already counted by its connection. */
-    private int connectAll(ClientLoops loops, List<MqttConnection> connections) {
+    private int connectAll(ClientLoops loops, List<MqttConnection> connections, int port) {
         Semaphore permits = new Semaphore(CONNECT_CONCURRENCY);
         List<CompletableFuture<MqttConnection>> results = new ArrayList<>();
         for (MqttConnection connection : connections) {
             permits.acquireUninterruptibly();
-            loops.connect(options.host(), options.port(), connection, options.payloadBytes() + PACKET_HEADROOM);
+            loops.connect(options.host(), port, connection, options.payloadBytes() + PACKET_HEADROOM);
             results.add(connection.connected().whenComplete((c, e) -> permits.release()));
         }
         return awaitAll(results);

@@ -41,6 +41,12 @@ class OptionsParserTest {
     }
 
     @Test
+    void subscribersMayConnectToAnotherPortThanPublishers() throws UsageException {
+        assertEquals(11884, parse("--scenario", "p2p", "--port", "11883", "--subscriber-port", "11884").subscriberPort());
+        assertEquals(11883, parse("--scenario", "p2p", "--port", "11883").subscriberPort());
+    }
+
+    @Test
     void helpAsksForNoRun() throws UsageException {
         assertTrue(OptionsParser.parse("--help").isEmpty());
         assertTrue(OptionsParser.parse("--scenario", "p2p", "-h").isEmpty());

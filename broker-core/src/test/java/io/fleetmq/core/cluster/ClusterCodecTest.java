@@ -1,0 +1,87 @@
+package io.fleetmq.core.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.core.message.UserProperty;
+import io.fleetmq.core.subscription.Subscription;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ClusterCodecTest {
+
+    private static final BrokerMessage WILL = new BrokerMessage("wills/dev-1", "gone".getBytes(StandardCharsets.UTF_8),
+            1, true, "dev-1", 1_700_000_000_000L, 60, 1, "text/plain", "reply/dev-1", new byte[] {1, 2},
+            List.of(new UserProperty("a", "1"), new UserProperty("a", "2")));
+
+    private static final Subscription SHARED = new Subscription("c", "jobs/#", "workers", 1, false, false, 0, 7, "node-2");
+    private static final Subscription PLAIN = new Subscription("c", "a/+/b", null, 2, true, true, 2, 0, "node-2");
+
+    @Test
+    void everyRecordSurvivesARoundTrip() throws MessageFormatException {
+        NodeStatus node = new NodeStatus("node-1", 42, true, 123);
+        assertEquals(node, ClusterCodec.decodeNodeStatus(ClusterCodec.encode(node)));
+
+        SessionState state = new SessionState("dev-1", "node-1", 42, 7, false, 300, 999,
+                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE");
+        assertEquals(state, ClusterCodec.decodeSessionState(ClusterCodec.encode(state)));
+        SessionState noWill = new SessionState("dev-1", "node-1", 42, 7, true, 0, 0, null, "req-1", "APPLICATION");
+        assertEquals(noWill, ClusterCodec.decodeSessionState(ClusterCodec.encode(noWill)));
+
+        ClientSubscriptions subs = new ClientSubscriptions("c", "node-2", 9, List.of(SHARED, PLAIN));
+        assertEquals(subs, ClusterCodec.decodeSubscriptions(ClusterCodec.encode(subs)));
+
+        List<SessionEvent> events = List.of(
+                new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300, new SessionState.PendingWill(WILL, 0), "DEVICE"),
+                new SessionEvent.Disconnected("dev-1", 3, 0, null, 555),
+                new SessionEvent.WillPublished("dev-1", 3),
+                new SessionEvent.Expired("dev-1", 3));
+        for (SessionEvent e : events) {
+            assertEquals(e, ClusterCodec.decodeEvent(ClusterCodec.encode(e)));
+        }
+        List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true),
+                new NodeCommand.TakeOver("dev-1", 5));
+        for (NodeCommand c : commands) {
+            assertEquals(c, ClusterCodec.decodeCommand(ClusterCodec.encode(c)));
+        }
+
+        Downlink downlink = new Downlink(3, 12_345, WILL, List.of(SHARED, PLAIN));
+        Downlink back = ClusterCodec.decodeDownlink(ClusterCodec.encode(downlink));
+        assertEquals(downlink, back);
+        assertArrayEquals(WILL.payload(), back.message().payload());
+    }
+
+    @Test
+    void aRecordOfAnotherTypeOrVersionIsRefused() {
+        byte[] node = ClusterCodec.encode(new NodeStatus("n", 1, true, 1));
+        assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeSessionState(node));
+        assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeEvent(node));
+        byte[] future = node.clone();
+        future[0] = 9;
+        assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeNodeStatus(future));
+    }
+
+    @Test
+    void truncatedOrPaddedRecordsAreRefused() {
+        byte[] full = ClusterCodec.encode(new Downlink(1, 2, WILL, List.of(PLAIN)));
+        for (int length = 0; length < full.length; length++) {
+            byte[] cut = Arrays.copyOf(full, length);
+            assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeDownlink(cut), "length " + length);
+        }
+        byte[] padded = Arrays.copyOf(full, full.length + 1);
+        assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeDownlink(padded));
+    }
+
+    @Test
+    void anInvalidSubscriptionInsideARecordIsAFormatError() {
+        byte[] bytes = ClusterCodec.encode(new ClientSubscriptions("c", "n", 1, List.of(PLAIN)));
+        String text = new String(bytes, StandardCharsets.ISO_8859_1).replace("a/+/b", "a/#/b");
+        assertThrows(MessageFormatException.class,
+                () -> ClusterCodec.decodeSubscriptions(text.getBytes(StandardCharsets.ISO_8859_1)));
+    }
+}
