@@ -61,6 +61,17 @@ public final class Redis implements AutoCloseable {
         return connection;
     }
 
+    private StatefulRedisConnection<String, byte[]> binary;
+
+    /** A second connection whose values are bytes, for message queues; opened on first use. */
+    public synchronized StatefulRedisConnection<String, byte[]> binaryConnection() {
+        if (binary == null) {
+            binary = client.connect(io.lettuce.core.codec.RedisCodec.of(io.lettuce.core.codec.StringCodec.UTF8,
+                    io.lettuce.core.codec.ByteArrayCodec.INSTANCE));
+        }
+        return binary;
+    }
+
     public HealthCheck healthCheck() {
         return new HealthCheck() {
             @Override
@@ -84,6 +95,11 @@ public final class Redis implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            if (binary != null) {
+                binary.close();
+            }
+        }
         connection.close();
         client.shutdown(0, 2, TimeUnit.SECONDS);
     }

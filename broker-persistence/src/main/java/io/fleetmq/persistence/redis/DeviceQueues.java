@@ -1,0 +1,187 @@
+package io.fleetmq.persistence.redis;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The offline queues of persistent DEVICE sessions in Redis: per client, an ordered queue of
+ * encoded messages, each with a sequence number, bounded in length (the oldest goes first) and in
+ * time (the whole queue expires a while after its last write).
+ *
+ * <p>Every write is one Lua script, so it is atomic, and every key of one client carries the client
+ * ID as its hash tag ({@code fleetmq:q:{client}:...}), so a client's queue lives in one hash slot
+ * and the scripts run unchanged on Redis Cluster.
+ *
+ * <p>Keys per client: {@code :i} sorted set of sequence numbers (the order), {@code :d} hash
+ * sequence number to entry, {@code :p} hash sequence number to the packet identifier it was sent
+ * with, {@code :m} hash with the last sequence number and, per source partition, the highest source
+ * offset queued, so a message routed twice is queued once.
+ */
+public final class DeviceQueues {
+
+    private static final String APPEND = """
+            local last = redis.call('HGET', KEYS[3], ARGV[1])
+            if last and tonumber(last) >= tonumber(ARGV[2]) then return {0, 0} end
+            redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+            local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+            redis.call('ZADD', KEYS[1], seq, seq)
+            redis.call('HSET', KEYS[2], seq, ARGV[3])
+            local dropped = 0
+            local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+            if over > 0 then
+              local oldest = redis.call('ZRANGE', KEYS[1], 0, over - 1)
+              for _, s in ipairs(oldest) do
+                redis.call('HDEL', KEYS[2], s)
+                redis.call('HDEL', KEYS[4], s)
+              end
+              redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+              dropped = over
+            end
+            for i = 1, 4 do
+              if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+            end
+            return {seq, dropped}
+            """;
+
+    private static final String READ = """
+            local seqs = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
+            local out = {}
+            for _, s in ipairs(seqs) do
+              out[#out + 1] = s
+              out[#out + 1] = redis.call('HGET', KEYS[2], s) or ''
+              out[#out + 1] = redis.call('HGET', KEYS[4], s) or '0'
+            end
+            return out
+            """;
+
+    private static final String REMOVE = """
+            redis.call('ZREM', KEYS[1], ARGV[1])
+            redis.call('HDEL', KEYS[2], ARGV[1])
+            redis.call('HDEL', KEYS[4], ARGV[1])
+            return 1
+            """;
+
+    private static final String PACKET_ID = """
+            if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+              redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+              redis.call('PEXPIRE', KEYS[4], ARGV[3])
+              return 1
+            end
+            return 0
+            """;
+
+    /** One queued message. */
+    public record Entry(long seq, byte[] value, int packetId) {
+    }
+
+    /** What {@link #append} did: the new entry's sequence number (0 if it was a repeat) and how many old ones went. */
+    public record Appended(long seq, long dropped) {
+        public boolean duplicate() {
+            return seq == 0;
+        }
+    }
+
+    private final StatefulRedisConnection<String, byte[]> connection;
+    private final String prefix;
+    private final int limit;
+    private final Duration ttl;
+
+    /**
+     * @param limit most messages per client; beyond it the oldest is dropped
+     * @param ttl   how long a queue lives after its last write, and the longest a message is kept
+     */
+    public DeviceQueues(StatefulRedisConnection<String, byte[]> connection, String prefix, int limit, Duration ttl) {
+        this.connection = Objects.requireNonNull(connection, "connection");
+        this.prefix = Objects.requireNonNull(prefix, "prefix");
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1");
+        }
+        this.limit = limit;
+        this.ttl = ttl;
+    }
+
+    public int limit() {
+        return limit;
+    }
+
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /**
+     * Queues {@code value} for {@code clientId}, unless a message from the same source partition at
+     * this offset or a later one was queued before.
+     */
+    public CompletionStage<Appended> append(String clientId, int sourcePartition, long sourceOffset, byte[] value) {
+        return commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId),
+                bytes("p" + sourcePartition), bytes(Long.toString(sourceOffset)), value,
+                bytes(Integer.toString(limit)), bytes(Long.toString(ttl.toMillis())))
+                .thenApply(r -> new Appended((Long) r.get(0), (Long) r.get(1)));
+    }
+
+    /** Up to {@code max} entries after sequence number {@code afterSeq}, in order. */
+    public CompletionStage<List<Entry>> read(String clientId, long afterSeq, int max) {
+        return commands().<List<Object>>eval(READ, ScriptOutputType.MULTI, keys(clientId),
+                bytes(Long.toString(afterSeq)), bytes(Integer.toString(max)))
+                .thenApply(r -> {
+                    List<Entry> entries = new ArrayList<>(r.size() / 3);
+                    for (int i = 0; i + 2 < r.size(); i += 3) {
+                        entries.add(new Entry(Long.parseLong(text(r.get(i))), (byte[]) r.get(i + 1),
+                                Integer.parseInt(text(r.get(i + 2)))));
+                    }
+                    return entries;
+                });
+    }
+
+    /** Removes an entry: acknowledged by the client, or expired. */
+    public CompletionStage<Void> remove(String clientId, long seq) {
+        return commands().<Long>eval(REMOVE, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)))
+                .thenApply(r -> null);
+    }
+
+    /** Remembers the packet identifier an entry was sent with, for resending it after a reconnect. */
+    public CompletionStage<Void> sentWith(String clientId, long seq, int packetId) {
+        return commands().<Long>eval(PACKET_ID, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
+                bytes(Integer.toString(packetId)), bytes(Long.toString(ttl.toMillis())))
+                .thenApply(r -> null);
+    }
+
+    /** Deletes the client's queue: its session ended. */
+    public CompletionStage<Void> delete(String clientId) {
+        return commands().del(keys(clientId)).thenApply(r -> null);
+    }
+
+    /** Messages queued for the client. */
+    public CompletionStage<Long> size(String clientId) {
+        return commands().zcard(keys(clientId)[0]);
+    }
+
+    private RedisAsyncCommands<String, byte[]> commands() {
+        return connection.async();
+    }
+
+    private String[] keys(String clientId) {
+        String base = prefix + "q:{" + clientId + "}:";
+        return new String[] {base + "i", base + "d", base + "m", base + "p"};
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(Object o) {
+        return o instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(o);
+    }
+
+    /** The keys of one client's queue, all in one hash slot. */
+    List<String> keysOf(String clientId) {
+        return List.of(keys(clientId));
+    }
+}

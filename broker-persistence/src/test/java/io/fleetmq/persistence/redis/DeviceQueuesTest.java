@@ -1,0 +1,117 @@
+package io.fleetmq.persistence.redis;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.testkit.TestServices;
+import io.lettuce.core.cluster.SlotHash;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Against the embedded Redis of the test kit. */
+class DeviceQueuesTest {
+
+    private static Redis redis;
+    private static DeviceQueues queues;
+    private static String prefix;
+
+    @BeforeAll
+    static void connect() {
+        redis = Redis.connect(new RedisSettings(TestServices.shared().redisUrl(), Duration.ofSeconds(5)));
+        prefix = "t" + UUID.randomUUID().toString().substring(0, 8) + ":";
+        queues = new DeviceQueues(redis.binaryConnection(), prefix, 3, Duration.ofMinutes(10));
+    }
+
+    @AfterAll
+    static void close() {
+        redis.close();
+    }
+
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static List<String> texts(List<DeviceQueues.Entry> entries) {
+        return entries.stream().map(e -> new String(e.value(), StandardCharsets.UTF_8)).toList();
+    }
+
+    private static <T> T await(java.util.concurrent.CompletionStage<T> stage) {
+        return stage.toCompletableFuture().join();
+    }
+
+    @Test
+    void entriesComeBackInOrderAndGoWhenRemoved() {
+        String c = "dev-order";
+        long s1 = await(queues.append(c, 0, 10, b("a"))).seq();
+        long s2 = await(queues.append(c, 1, 5, b("b"))).seq();
+        long s3 = await(queues.append(c, 0, 11, b("c"))).seq();
+        assertTrue(s1 < s2 && s2 < s3);
+        assertEquals(List.of("a", "b", "c"), texts(await(queues.read(c, 0, 10))));
+        assertEquals(List.of("b", "c"), texts(await(queues.read(c, s1, 10))));
+        assertEquals(List.of("a"), texts(await(queues.read(c, 0, 1))));
+        await(queues.remove(c, s1));
+        assertEquals(List.of("b", "c"), texts(await(queues.read(c, 0, 10))));
+        assertEquals(2L, await(queues.size(c)));
+    }
+
+    @Test
+    void aMessageRoutedAgainIsQueuedOnce() {
+        String c = "dev-dup";
+        assertEquals(false, await(queues.append(c, 2, 100, b("x"))).duplicate());
+        assertEquals(true, await(queues.append(c, 2, 100, b("x"))).duplicate());
+        assertEquals(true, await(queues.append(c, 2, 99, b("older"))).duplicate());
+        assertEquals(false, await(queues.append(c, 3, 1, b("other partition"))).duplicate());
+        assertEquals(List.of("x", "other partition"), texts(await(queues.read(c, 0, 10))));
+    }
+
+    @Test
+    void beyondTheLimitTheOldestGoesAndIsCounted() {
+        String c = "dev-limit";
+        long dropped = 0;
+        for (int i = 0; i < 5; i++) {
+            dropped += await(queues.append(c, 0, i, b("m" + i))).dropped();
+        }
+        assertEquals(2, dropped);
+        assertEquals(List.of("m2", "m3", "m4"), texts(await(queues.read(c, 0, 10))));
+    }
+
+    @Test
+    void thePacketIdentifierAnEntryWasSentWithIsKept() {
+        String c = "dev-pid";
+        long seq = await(queues.append(c, 0, 1, b("p"))).seq();
+        assertEquals(0, await(queues.read(c, 0, 1)).get(0).packetId());
+        await(queues.sentWith(c, seq, 4711));
+        DeviceQueues.Entry e = await(queues.read(c, 0, 1)).get(0);
+        assertEquals(4711, e.packetId());
+        assertArrayEquals(b("p"), e.value());
+    }
+
+    @Test
+    void aQueueExpiresAfterItsTtlAndCanBeDeleted() {
+        String c = "dev-ttl";
+        await(queues.append(c, 0, 1, b("t")));
+        for (String key : queues.keysOf(c)) {
+            Long ttl = redis.binaryConnection().sync().pttl(key);
+            if (ttl != -2) { // -2: that key does not exist yet (no packet identifiers stored)
+                assertTrue(ttl > 0 && ttl <= Duration.ofMinutes(10).toMillis(), key + " expires: " + ttl);
+            }
+        }
+        await(queues.delete(c));
+        assertEquals(0L, await(queues.size(c)));
+        assertEquals(List.of(), await(queues.read(c, 0, 10)));
+    }
+
+    @Test
+    void allKeysOfOneClientShareAHashSlot() {
+        for (String client : List.of("dev-1", "weird{id}", "a:b", "ünïcode")) {
+            List<Integer> slots = queues.keysOf(client).stream().map(SlotHash::getSlot).distinct().toList();
+            assertEquals(1, slots.size(), client + " keys in slots " + slots);
+        }
+    }
+}
