@@ -32,6 +32,7 @@ public final class ClusterCodec {
     private static final byte EVENT_EXPIRED = 13;
     private static final byte COMMAND_CONNECT_ACCEPTED = 20;
     private static final byte COMMAND_TAKE_OVER = 21;
+    private static final byte COMMAND_QUEUED = 22;
     private static final byte DOWNLINK = 30;
 
     private ClusterCodec() {
@@ -119,6 +120,12 @@ public final class ClusterCodec {
                 str(out, t.clientId());
                 out.writeLong(t.epoch());
             });
+        } else if (command instanceof NodeCommand.Queued q) {
+            return write(COMMAND_QUEUED, out -> {
+                str(out, q.clientId());
+                out.writeLong(q.seq());
+                bytes(out, encode(q.message()));
+            });
         }
         throw new IllegalArgumentException("unknown command " + command);
     }
@@ -175,6 +182,8 @@ public final class ClusterCodec {
                     return new NodeCommand.ConnectAccepted(str(in), str(in), in.getLong(), bool(in));
                 case COMMAND_TAKE_OVER:
                     return new NodeCommand.TakeOver(str(in), in.getLong());
+                case COMMAND_QUEUED:
+                    return new NodeCommand.Queued(str(in), in.getLong(), decodeDownlink(bytes(in)));
                 default:
                     throw new MessageFormatException("not a node command: type " + type);
             }

@@ -30,4 +30,15 @@ public sealed interface NodeCommand {
             Objects.requireNonNull(clientId, "clientId");
         }
     }
+
+    /**
+     * A message was added to the persistent DEVICE queue of {@code clientId}, connected to this
+     * node, as entry {@code seq}; {@code message} saves reading it back from the queue.
+     */
+    record Queued(String clientId, long seq, Downlink message) implements NodeCommand {
+        public Queued {
+            Objects.requireNonNull(clientId, "clientId");
+            Objects.requireNonNull(message, "message");
+        }
+    }
 }

@@ -45,7 +45,8 @@ class ClusterCodecTest {
             assertEquals(e, ClusterCodec.decodeEvent(ClusterCodec.encode(e)));
         }
         List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true),
-                new NodeCommand.TakeOver("dev-1", 5));
+                new NodeCommand.TakeOver("dev-1", 5),
+                new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))));
         for (NodeCommand c : commands) {
             assertEquals(c, ClusterCodec.decodeCommand(ClusterCodec.encode(c)));
         }

@@ -70,13 +70,21 @@ public final class ClusterRouter {
             return;
         }
         Map<String, List<Subscription>> byNode = new HashMap<>(4);
-        for (Subscription s : matches.direct()) {
-            byNode.computeIfAbsent(nodeOf(s), n -> new ArrayList<>()).add(s);
+        for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
+            if (queuedForDevice(client.getKey(), message, client.getValue())) {
+                toDeviceQueue(client.getKey(), new Downlink(partition, offset, message, client.getValue()));
+            } else {
+                for (Subscription s : client.getValue()) {
+                    byNode.computeIfAbsent(nodeOf(s), n -> new ArrayList<>()).add(s);
+                }
+            }
         }
         for (Map.Entry<SharedGroupKey, List<Subscription>> group : matches.shared().entrySet()) {
             Subscription member = choose(group.getValue(), partition, offset);
             if (member == null) {
                 drops.count(MessageDrops.Reason.NO_SESSION);
+            } else if (queuedForDevice(member.clientId(), message, List.of(member))) {
+                toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, List.of(member)));
             } else {
                 byNode.computeIfAbsent(nodeOf(member), n -> new ArrayList<>()).add(member);
             }
@@ -96,6 +104,35 @@ public final class ClusterRouter {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the message goes to the client's DEVICE queue in Redis: the session is persistent, of
+     * type DEVICE, and gets the message at QoS 1 or 2. QoS 0 is never queued; it goes straight to a
+     * connected client.
+     */
+    private boolean queuedForDevice(String clientId, BrokerMessage message, List<Subscription> matched) {
+        if (message.qos() == 0) {
+            return false;
+        }
+        boolean qos0 = true;
+        for (Subscription s : matched) {
+            qos0 &= s.qos() == 0;
+        }
+        if (qos0) {
+            return false;
+        }
+        SessionState s = directory.get(clientId).orElse(null);
+        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.DEVICE.equals(s.clientType());
+    }
+
+    private void toDeviceQueue(String clientId, Downlink d) {
+        producer.send(topics.devicePersisted(), null, clientId, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
+            if (e != null && !downlinkFailed.getAndSet(true)) {
+                log.warn("Message for the DEVICE queue of {} not stored; the batch is routed again: {}", clientId,
+                        e.toString());
+            }
+        });
     }
 
     /** A message another node routed to the sessions here. */
