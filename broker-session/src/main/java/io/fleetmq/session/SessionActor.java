@@ -250,7 +250,8 @@ public final class SessionActor {
         conn.send(new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
                 sessionExpirySeconds != requestedExpiry ? sessionExpirySeconds : -1,
                 limits.receiveMaximum(), -1, true, limits.maximumPacketSize(), limits.topicAliasMaximum(),
-                true, true, true, serverKeepAlive, null, null));
+                true, true, true, serverKeepAlive,
+                version.isV5() && connect.requestResponseInformation() ? responseInformation() : null, null));
         conn.keepAlive(keepAlive);
         log.debug("{} connected from {} ({}, session present {})", clientId, conn.remoteAddress(), version, sessionPresent);
 
@@ -736,6 +737,22 @@ public final class SessionActor {
     }
 
     // ======================================================================== helpers
+
+    /**
+     * Response Information for a client that asked for it (never otherwise [MQTT-3.1.2-28]): the
+     * topic prefix {@code response/<client ID>}, under which the client can build the Response
+     * Topics of its requests. None when the client ID would not make a valid topic name (it holds
+     * a wildcard character or U+0000).
+     */
+    private String responseInformation() {
+        String prefix = "response/" + clientId;
+        try {
+            TopicNames.validateTopicName(prefix);
+            return prefix;
+        } catch (InvalidTopicException e) {
+            return null;
+        }
+    }
 
     /** [MQTT-3.1.2-29] no reason strings for a client that asked for no problem information. */
     private String reasonString(String reason) {
