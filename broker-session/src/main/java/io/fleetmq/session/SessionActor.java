@@ -311,6 +311,13 @@ public final class SessionActor {
         } catch (InvalidTopicException e) {
             throw new ProtocolViolation(ReasonCode.TOPIC_NAME_INVALID, e.getMessage());
         }
+        if (p.responseTopic() != null) {
+            try {
+                TopicNames.validateTopicName(p.responseTopic()); // [MQTT-3.3.2-14] no wildcards
+            } catch (InvalidTopicException e) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Response Topic: " + e.getMessage());
+            }
+        }
         if (p.qos() > 0) {
             if (p.qos() == 2 && inboundQos2.containsKey(p.packetId())) {
                 // A resend of a QoS 2 message we already have: acknowledge again, never store twice [MQTT-4.3.3-10].

@@ -117,6 +117,14 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 refuseOrDisconnect(ReasonCode.TOPIC_NAME_INVALID, "will topic: " + e.getMessage());
                 return;
             }
+            if (connect.will().responseTopic() != null) {
+                try {
+                    TopicNames.validateTopicName(connect.will().responseTopic()); // [MQTT-3.3.2-14]
+                } catch (InvalidTopicException e) {
+                    refuseOrDisconnect(ReasonCode.PROTOCOL_ERROR, "will Response Topic: " + e.getMessage());
+                    return;
+                }
+            }
         }
         channel.pipeline().remove("connectTimeout");
         actor = sessions.connect(connect, this);

@@ -242,6 +242,10 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         ProtocolVersion version = ProtocolVersion.ofLevel(level);
         r.connectVersion = version;
         int flags = r.u8("Connect Flags");
+        if (level >= 4 && (flags & 0x01) != 0) {
+            // Checked here as well as by Netty, so the refusal knows the client's version. [MQTT-3.1.2-3]
+            throw r.malformed("reserved flag set in CONNECT");
+        }
         boolean will = (flags & 0x04) != 0;
         int willQos = (flags >> 3) & 0x03;
         boolean willRetain = (flags & 0x20) != 0;

@@ -1,0 +1,99 @@
+package io.fleetmq.app.mqtt;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
+import io.fleetmq.app.support.Received;
+import io.fleetmq.app.support.TestBroker;
+import io.fleetmq.testkit.RawMqtt;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * DESIGN "The client actor": a QoS 0 subscriber that stops reading its socket has a bounded queue;
+ * what does not fit is dropped and counted, and nobody else notices. A node holding at most 20 QoS
+ * 0 messages per blocked client, so the bound is reached quickly.
+ */
+class BackPressureTest {
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestBroker broker;
+
+    @BeforeAll
+    static void start() {
+        broker = TestBroker.start(dataDir, Map.of("MQTT_MAX_QUEUED_QOS0", "20"));
+    }
+
+    @AfterAll
+    static void stop() {
+        broker.close();
+    }
+
+    @Test
+    @DisplayName("a subscriber that does not read gets its QoS 0 flood dropped and counted as qos0_queue_full; the node stays ready and others keep receiving")
+    void aSubscriberThatDoesNotReadIsBounded() throws Exception {
+        double droppedBefore = broker.dropped("qos0_queue_full");
+        Mqtt5BlockingClient healthy = broker.connectedV5("flood-reader");
+        AtomicInteger healthyFlood = new AtomicInteger();
+        try (RawMqtt stuck = RawMqtt.connectWithReceiveBuffer(broker.mqttPort(), 4096);
+             Mqtt5BlockingClient.Mqtt5Publishes healthyIn = healthy.publishes(MqttGlobalPublishFilter.ALL)) {
+            stuck.send(RawMqtt.connectV5("flood-stuck"));
+            stuck.readType(2);
+            stuck.send(RawMqtt.subscribeV5(1, "flood/#", 0));
+            stuck.readType(9);
+            // From here on the stuck client reads nothing.
+            healthy.subscribeWith().topicFilter("flood/#").qos(MqttQos.AT_MOST_ONCE).send();
+            healthy.subscribeWith().topicFilter("other/t").qos(MqttQos.AT_LEAST_ONCE).send();
+
+            Mqtt5AsyncClient publisher = broker.connectedV5("flood-pub").toAsync();
+            byte[] payload = new byte[1024];
+            int sent = 0;
+            while (broker.dropped("qos0_queue_full") <= droppedBefore && sent < 20_000) {
+                List<CompletableFuture<?>> batch = new ArrayList<>();
+                for (int i = 0; i < 250; i++) {
+                    batch.add(publisher.publishWith().topic("flood/t").qos(MqttQos.AT_MOST_ONCE).payload(payload).send());
+                }
+                CompletableFuture.allOf(batch.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                sent += batch.size();
+                while (healthyIn.receiveNow().isPresent()) {
+                    healthyFlood.incrementAndGet();
+                }
+            }
+            assertTrue(broker.dropped("qos0_queue_full") > droppedBefore,
+                    "drops counted in /metrics after " + sent + " messages of 1 KiB");
+            assertTrue(broker.isReady(), "the node is still ready");
+
+            // Another client still gets what is sent to it, at QoS 1 and in the flood's QoS 0.
+            publisher.publishWith().topic("other/t").qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {7}).send()
+                    .get(30, TimeUnit.SECONDS);
+            Mqtt5Publish m;
+            do {
+                m = Received.next(healthyIn);
+                if (m.getTopic().toString().startsWith("flood/")) {
+                    healthyFlood.incrementAndGet();
+                }
+            } while (!m.getTopic().toString().equals("other/t"));
+            assertArrayEquals(new byte[] {7}, m.getPayloadAsBytes());
+            assertTrue(healthyFlood.get() > 0, "the reading subscriber received flood messages too");
+            publisher.disconnect().get(30, TimeUnit.SECONDS);
+        }
+        healthy.disconnect();
+    }
+}
