@@ -268,6 +268,15 @@ class MqttPacketValidatorTest {
     }
 
     @Test
+    @DisplayName("[MQTT-3.1.2-3] the CONNECT reserved flag set: malformed, answered in the client's version")
+    void connectReservedFlag() {
+        send("100d00044d5154540403003c000161");
+        InvalidPacketException e = refusal();
+        assertEquals(ReasonCode.MALFORMED_PACKET, e.reasonCode());
+        assertEquals(ProtocolVersion.V3_1_1, e.connectVersion());
+    }
+
+    @Test
     @DisplayName("a CONNECT with bytes after its last field: Malformed Packet 0x81")
     void trailingBytesInConnect() {
         send("100f00044d5154540502003c0000016100");
