@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -47,24 +46,24 @@ class BackPressureTest {
     }
 
     @Test
-    @DisplayName("a subscriber that does not read gets its QoS 0 flood dropped and counted as qos0_queue_full; the node stays ready and others keep receiving")
+    @DisplayName("a subscriber that does not read gets its QoS 0 flood dropped and counted as qos0_queue_full; the node stays ready and another client keeps receiving")
     void aSubscriberThatDoesNotReadIsBounded() throws Exception {
         double droppedBefore = broker.dropped("qos0_queue_full");
-        Mqtt5BlockingClient healthy = broker.connectedV5("flood-reader");
-        AtomicInteger healthyFlood = new AtomicInteger();
+        Mqtt5BlockingClient other = broker.connectedV5("flood-bystander");
         try (RawMqtt stuck = RawMqtt.connectWithReceiveBuffer(broker.mqttPort(), 4096);
-             Mqtt5BlockingClient.Mqtt5Publishes healthyIn = healthy.publishes(MqttGlobalPublishFilter.ALL)) {
+             Mqtt5BlockingClient.Mqtt5Publishes otherIn = other.publishes(MqttGlobalPublishFilter.ALL)) {
             stuck.send(RawMqtt.connectV5("flood-stuck"));
             stuck.readType(2);
             stuck.send(RawMqtt.subscribeV5(1, "flood/#", 0));
             stuck.readType(9);
-            // From here on the stuck client reads nothing.
-            healthy.subscribeWith().topicFilter("flood/#").qos(MqttQos.AT_MOST_ONCE).send();
-            healthy.subscribeWith().topicFilter("other/t").qos(MqttQos.AT_LEAST_ONCE).send();
+            // From here on the stuck client reads nothing. The bystander is the only other
+            // subscriber, on another topic, so every qos0_queue_full drop is the stuck client's.
+            other.subscribeWith().topicFilter("other/t").qos(MqttQos.AT_LEAST_ONCE).send();
 
             Mqtt5AsyncClient publisher = broker.connectedV5("flood-pub").toAsync();
             byte[] payload = new byte[1024];
             int sent = 0;
+            int round = 0;
             while (broker.dropped("qos0_queue_full") <= droppedBefore && sent < 20_000) {
                 List<CompletableFuture<?>> batch = new ArrayList<>();
                 for (int i = 0; i < 250; i++) {
@@ -72,28 +71,18 @@ class BackPressureTest {
                 }
                 CompletableFuture.allOf(batch.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
                 sent += batch.size();
-                while (healthyIn.receiveNow().isPresent()) {
-                    healthyFlood.incrementAndGet();
-                }
+                // The bystander keeps receiving while the flood goes on.
+                byte marker = (byte) round++;
+                publisher.publishWith().topic("other/t").qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {marker})
+                        .send().get(30, TimeUnit.SECONDS);
+                Mqtt5Publish m = Received.next(otherIn);
+                assertArrayEquals(new byte[] {marker}, m.getPayloadAsBytes(), "round " + marker);
             }
             assertTrue(broker.dropped("qos0_queue_full") > droppedBefore,
                     "drops counted in /metrics after " + sent + " messages of 1 KiB");
             assertTrue(broker.isReady(), "the node is still ready");
-
-            // Another client still gets what is sent to it, at QoS 1 and in the flood's QoS 0.
-            publisher.publishWith().topic("other/t").qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {7}).send()
-                    .get(30, TimeUnit.SECONDS);
-            Mqtt5Publish m;
-            do {
-                m = Received.next(healthyIn);
-                if (m.getTopic().toString().startsWith("flood/")) {
-                    healthyFlood.incrementAndGet();
-                }
-            } while (!m.getTopic().toString().equals("other/t"));
-            assertArrayEquals(new byte[] {7}, m.getPayloadAsBytes());
-            assertTrue(healthyFlood.get() > 0, "the reading subscriber received flood messages too");
             publisher.disconnect().get(30, TimeUnit.SECONDS);
         }
-        healthy.disconnect();
+        other.disconnect();
     }
 }
