@@ -46,7 +46,7 @@ class BackPressureTest {
     }
 
     @Test
-    @DisplayName("a subscriber that does not read gets its QoS 0 flood dropped and counted as qos0_queue_full; the node stays ready and another client keeps receiving")
+    @DisplayName("4.3.1 a subscriber that does not read gets its QoS 0 flood dropped and counted as qos0_queue_full; the node stays ready and another client keeps receiving")
     void aSubscriberThatDoesNotReadIsBounded() throws Exception {
         double droppedBefore = broker.dropped("qos0_queue_full");
         Mqtt5BlockingClient other = broker.connectedV5("flood-bystander");

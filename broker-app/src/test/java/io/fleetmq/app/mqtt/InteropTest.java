@@ -76,7 +76,7 @@ class InteropTest {
     }
 
     @Test
-    @DisplayName("3.1.1 and MQTT 5 clients exchange messages")
+    @DisplayName("3.1.2.2 3.1.1 and MQTT 5 clients exchange messages")
     void mqtt311AndMqtt5ClientsExchangeMessages() throws Exception {
         Mqtt3BlockingClient old = broker.v3("interop-v3");
         Mqtt5BlockingClient modern = broker.v5("interop-v5");
@@ -119,7 +119,7 @@ class InteropTest {
     }
 
     @Test
-    @DisplayName("Eclipse Paho 1.2.5 over 3.1.1 and 3.1, HiveMQ over 5 and 3.1.1: every client receives what every other sends")
+    @DisplayName("3.1.2.2 Eclipse Paho 1.2.5 over 3.1.1 and 3.1, HiveMQ over 5 and 3.1.1: every client receives what every other sends")
     void pahoAndHiveMqClientsOfEveryVersionExchangeMessages() throws Exception {
         BlockingQueue<String> paho311In = new LinkedBlockingQueue<>();
         BlockingQueue<String> paho31In = new LinkedBlockingQueue<>();

@@ -130,7 +130,7 @@ class ListenersTest {
     }
 
     @Test
-    @DisplayName("a client over TLS, one over secure WebSocket and one over TCP exchange messages")
+    @DisplayName("4.2 [MQTT-6.0.0-1] a client over TLS, one over secure WebSocket and one over TCP exchange messages")
     void tlsAndSecureWebSocketClientsExchangeMessagesWithTcpClients() throws Exception {
         Mqtt5BlockingClient tls = Mqtt5Client.builder().identifier("tls-client").serverHost("127.0.0.1")
                 .serverPort(broker.node().mqttPort("TLS")).sslConfig(trustingTheNode()).buildBlocking();
@@ -151,7 +151,7 @@ class ListenersTest {
     }
 
     @Test
-    @DisplayName("the TLS listener speaks only TLS: a client that does not trust the certificate, or sends plain MQTT, gets no session")
+    @DisplayName("4.2 the TLS listener speaks only TLS: a client that does not trust the certificate, or sends plain MQTT, gets no session")
     void theTlsListenerRequiresTls() throws Exception {
         Mqtt5BlockingClient untrusting = Mqtt5Client.builder().identifier("tls-untrusting").serverHost("127.0.0.1")
                 .serverPort(broker.node().mqttPort("TLS")).sslWithDefaultConfig().buildBlocking();

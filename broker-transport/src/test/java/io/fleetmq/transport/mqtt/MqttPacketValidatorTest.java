@@ -93,6 +93,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
+    @DisplayName("2.1.4 well-formed packets pass whole, one per buffer, however the bytes arrive")
     void wellFormedPacketsPassWholeEvenWhenSplitOrJoined() {
         byte[] connect = HexFormat.of().parseHex(CONNECT_V5);
         byte[] publish = publish("a/b", "0200000e10 230001"); // Message Expiry 3600, Topic Alias 1
@@ -132,7 +133,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
-    @DisplayName("User Properties may repeat")
+    @DisplayName("3.3.2.3.7 User Properties may repeat")
     void userPropertiesMayRepeat() {
         connected(CONNECT_V5);
         send(publish("t", "26 0001 61 0001 62 26 0001 61 0001 63"));
@@ -174,6 +175,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
+    @DisplayName("1.5.4 two-, three- and four-byte UTF-8 characters pass")
     void validMultiByteUtf8Passes() {
         connected(CONNECT_V5);
         send(publish("ü/€/😀", ""));
@@ -181,7 +183,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
-    @DisplayName("3.8.2.1.2 Subscription Identifier 0, or twice: Protocol Error 0x82")
+    @DisplayName("3.8.2.1.2 Subscription Identifier 0: Protocol Error 0x82")
     void subscriptionIdentifierZeroOrTwiceIsAProtocolError() {
         connected(CONNECT_V5);
         send("8209 0001 02 0b00 0001 61 00");
@@ -189,6 +191,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
+    @DisplayName("3.8.2.1.2 two Subscription Identifiers in a SUBSCRIBE: Protocol Error 0x82")
     void aSubscriptionIdentifierTwiceIsAProtocolError() {
         connected(CONNECT_V5);
         send("820b 0001 04 0b01 0b02 0001 61 00");
@@ -222,7 +225,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
-    @DisplayName("Payload Format Indicator other than 0 or 1: Protocol Error 0x82")
+    @DisplayName("3.3.2.3.2 Payload Format Indicator other than 0 or 1: Protocol Error 0x82")
     void payloadFormatIndicatorOutOfRange() {
         connected(CONNECT_V5);
         send(publish("t", "0102"));
@@ -230,7 +233,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
-    @DisplayName("a packet larger than the maximum packet size is refused with 0x95 before its body arrives")
+    @DisplayName("3.1.2.11.4 a packet larger than the maximum packet size is refused with 0x95 before its body arrives")
     void oversizePacketsAreRefusedFromTheirHeader() {
         connected(CONNECT_V5);
         send("30 e807"); // Remaining Length 1000: 1003 bytes in all, within 1024
@@ -249,7 +252,7 @@ class MqttPacketValidatorTest {
     }
 
     @Test
-    @DisplayName("after a refusal everything else the client sends is discarded")
+    @DisplayName("[MQTT-4.13.1-1] after a refusal everything else the client sends is discarded")
     void afterARefusalTheRestIsDiscarded() {
         connected(CONNECT_V5);
         send(publish("t", "0102"));
@@ -277,13 +280,14 @@ class MqttPacketValidatorTest {
     }
 
     @Test
-    @DisplayName("a CONNECT with bytes after its last field: Malformed Packet 0x81")
+    @DisplayName("[MQTT-3.1.4-1] a CONNECT with bytes after its last field: Malformed Packet 0x81")
     void trailingBytesInConnect() {
         send("100f00044d5154540502003c0000016100");
         assertEquals(ReasonCode.MALFORMED_PACKET, refusal().reasonCode());
     }
 
     @Test
+    @DisplayName("3.1.1 [MQTT-3.8.3-4] 3.1.1 packets have no properties; reserved bits in the requested QoS are malformed")
     void mqtt311PacketsHaveNoProperties() {
         connected(CONNECT_V311);
         send("3005 0001 61 0102"); // would be a bad property in v5; in 3.1.1 it is payload
