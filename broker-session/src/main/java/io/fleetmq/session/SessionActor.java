@@ -45,6 +45,8 @@ public final class SessionActor {
     /** Read by other threads (routing shared subscriptions); written only by the actor. */
     private volatile boolean online;
     private volatile boolean ended;
+    /** CONNECTs told to the mailbox and not yet processed; while any is, the session does not end. */
+    private final java.util.concurrent.atomic.AtomicInteger connectsPending = new java.util.concurrent.atomic.AtomicInteger();
 
     // ---- the connection (null while offline)
     private ClientConnection connection;
@@ -102,13 +104,28 @@ public final class SessionActor {
 
     // ======================================================================== inputs (any thread)
 
-    /** Queues a CONNECT for this session; false if the session has ended and a new one is needed. */
-    boolean attach(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
-        if (ended) {
-            return false;
-        }
-        mailbox.tell(() -> onConnect(conn, connect, assignedClientId));
-        return true;
+    /**
+     * Queues a CONNECT for this session. Called by the registry under its lock for this client ID,
+     * so it never interleaves with {@link SessionRegistry#tryEnd}: an actor that has a CONNECT queued
+     * does not end, and the connection's packets keep going to the actor that answers them.
+     */
+    void attach(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
+        connectsPending.incrementAndGet();
+        mailbox.tell(() -> {
+            connectsPending.decrementAndGet();
+            onConnect(conn, connect, assignedClientId);
+        });
+    }
+
+    /** Whether a CONNECT is queued and not yet processed; read by the registry under its lock. */
+    boolean hasConnectPending() {
+        return connectsPending.get() > 0;
+    }
+
+    /** The session is over and out of the registry: nothing more is accepted. Called by the registry under its lock. */
+    void close() {
+        ended = true;
+        mailbox.close();
     }
 
     /** A packet from {@code conn} (after its CONNECT). */
@@ -192,10 +209,6 @@ public final class SessionActor {
     // ======================================================================== CONNECT
 
     private void onConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
-        if (ended) {
-            registry.connect(connect, conn); // this session ended meanwhile; a fresh one takes over
-            return;
-        }
         boolean hadSession = !subscriptions.isEmpty() || !inFlight.isEmpty() || !queued.isEmpty()
                 || !inboundQos2.isEmpty() || sessionExpirySeconds > 0;
         if (connection != null) {
@@ -715,9 +728,13 @@ public final class SessionActor {
 
     private void endSession() {
         clearSessionState();
-        ended = true;
-        registry.ended(this);
-        mailbox.close();
+        will = null;
+        sessionExpirySeconds = 0;
+        if (!registry.tryEnd(this)) {
+            // A CONNECT for this client ID is already queued to this actor (it reconnected while the
+            // session was ending): it starts the next session here, with nothing of the old one.
+            log.debug("{}: session ended, a new connection starts the next one", clientId);
+        }
     }
 
     private void clearSessionState() {
