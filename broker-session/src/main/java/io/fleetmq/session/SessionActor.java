@@ -49,6 +49,8 @@ public final class SessionActor {
     /** Read by other threads (routing shared subscriptions); written only by the actor. */
     private volatile boolean online;
     private volatile boolean ended;
+    /** CONNECTs told to the mailbox and not yet processed; while any is, the session does not end. */
+    private final java.util.concurrent.atomic.AtomicInteger connectsPending = new java.util.concurrent.atomic.AtomicInteger();
 
     // ---- the connection (null while offline)
     private ClientConnection connection;
@@ -117,13 +119,31 @@ public final class SessionActor {
 
     // ======================================================================== inputs (any thread)
 
-    /** Queues a CONNECT for this session; false if the session has ended and a new one is needed. */
-    boolean attach(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
-        if (ended) {
-            return false;
-        }
-        mailbox.tell(() -> onConnect(conn, connect, assignedClientId));
-        return true;
+    /**
+     * Queues a CONNECT for this session. Called by the registry under its lock for this client ID,
+     * so it never interleaves with {@link SessionRegistry#tryEnd}: an actor that has a CONNECT queued
+     * does not end, and the connection's packets keep going to the actor that answers them.
+     */
+    void attach(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
+        connectsPending.incrementAndGet();
+        mailbox.tell(() -> {
+            connectsPending.decrementAndGet();
+            onConnect(conn, connect, assignedClientId);
+        });
+    }
+
+    /**
+     * Whether a CONNECT is queued and not yet processed, or waits for the connect sequence's answer;
+     * read by the registry under its lock, from this actor's own turn.
+     */
+    boolean hasConnectPending() {
+        return connectsPending.get() > 0 || !pendingConnects.isEmpty();
+    }
+
+    /** The session is over and out of the registry: nothing more is accepted. Called by the registry under its lock. */
+    void close() {
+        ended = true;
+        mailbox.close();
     }
 
     /** A packet from {@code conn} (after its CONNECT). */
@@ -259,10 +279,6 @@ public final class SessionActor {
      * the CONNACK waits for the answer, so one client ID has one live connection cluster-wide.
      */
     private void onConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
-        if (ended) {
-            registry.connect(connect, conn); // this session ended meanwhile; a fresh one takes over
-            return;
-        }
         String requestId = UUID.randomUUID().toString();
         long expiry = Math.min(requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
         SessionState.PendingWill will = connect.will() == null ? null
@@ -299,7 +315,7 @@ public final class SessionActor {
         if (p == null) {
             // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
             SessionEvent.Disconnected gone = new SessionEvent.Disconnected(clientId, answer.epoch(),
-                    services.cluster().directory().get(clientId).map(SessionState::sessionExpirySeconds).orElse(0L),
+                    services.cluster().session(clientId).map(SessionState::sessionExpirySeconds).orElse(0L),
                     null, services.clock().getAsLong());
             services.cluster().event(gone);
             return;
@@ -388,7 +404,8 @@ public final class SessionActor {
         conn.send(new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
                 sessionExpirySeconds != requestedExpiry ? sessionExpirySeconds : -1,
                 limits.receiveMaximum(), -1, true, limits.maximumPacketSize(), limits.topicAliasMaximum(),
-                true, true, true, serverKeepAlive, null, null));
+                true, true, true, serverKeepAlive,
+                version.isV5() && connect.requestResponseInformation() ? responseInformation() : null, null));
         conn.keepAlive(keepAlive);
         log.debug("{} connected from {} ({}, session present {})", clientId, conn.remoteAddress(), version, sessionPresent);
 
@@ -479,6 +496,13 @@ public final class SessionActor {
             TopicNames.validateTopicName(topic);
         } catch (InvalidTopicException e) {
             throw new ProtocolViolation(ReasonCode.TOPIC_NAME_INVALID, e.getMessage());
+        }
+        if (p.responseTopic() != null) {
+            try {
+                TopicNames.validateTopicName(p.responseTopic()); // [MQTT-3.3.2-14] no wildcards
+            } catch (InvalidTopicException e) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Response Topic: " + e.getMessage());
+            }
         }
         if (p.qos() > 0) {
             if (p.qos() == 2 && inboundQos2.containsKey(p.packetId())) {
@@ -891,17 +915,22 @@ public final class SessionActor {
 
     private void endSession() {
         clearSessionState();
-        if (pendingConnects.isEmpty()) {
-            endHere();
-        }
+        will = null;
+        sessionExpirySeconds = 0;
+        endHere();
     }
 
-    /** This node lets go of the actor; the cluster's state of the session is not touched. */
+    /**
+     * This node lets go of the actor; the cluster's state of the session is not touched. Unless a
+     * CONNECT for the client ID is queued here or waits for the connect sequence: that connection
+     * then starts the next session with this actor, with nothing of the old one.
+     */
     private void endHere() {
-        ended = true;
-        online = false;
-        registry.ended(this);
-        mailbox.close();
+        if (registry.tryEnd(this)) {
+            online = false;
+        } else {
+            log.debug("{}: session ended here, a new connection starts the next one", clientId);
+        }
     }
 
     private void clearSessionState() {
@@ -931,6 +960,22 @@ public final class SessionActor {
     }
 
     // ======================================================================== helpers
+
+    /**
+     * Response Information for a client that asked for it (never otherwise [MQTT-3.1.2-28]): the
+     * topic prefix {@code response/<client ID>}, under which the client can build the Response
+     * Topics of its requests. None when the client ID would not make a valid topic name (it holds
+     * a wildcard character or U+0000).
+     */
+    private String responseInformation() {
+        String prefix = "response/" + clientId;
+        try {
+            TopicNames.validateTopicName(prefix);
+            return prefix;
+        } catch (InvalidTopicException e) {
+            return null;
+        }
+    }
 
     /** [MQTT-3.1.2-29] no reason strings for a client that asked for no problem information. */
     private String reasonString(String reason) {

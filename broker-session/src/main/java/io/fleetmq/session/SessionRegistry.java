@@ -27,23 +27,42 @@ public final class SessionRegistry {
      * Hands an accepted CONNECT to the session of its client ID, creating the session if there is
      * none; an empty client ID gets a unique one assigned [MQTT-3.1.3-6].
      *
-     * @return the actor that now owns the connection
+     * @return the actor that now owns the connection, for the rest of the connection's life
      */
     public SessionActor connect(Packet.Connect connect, ClientConnection connection) {
-        String assigned = null;
-        String clientId = connect.clientId();
-        if (clientId.isEmpty()) {
-            assigned = "auto-" + UUID.randomUUID();
-            clientId = assigned;
-        }
-        while (true) {
-            SessionActor actor = sessions.computeIfAbsent(clientId, id -> new SessionActor(id, services, this));
-            if (actor.attach(connection, connect, assigned)) {
-                return actor;
+        String assigned = connect.clientId().isEmpty() ? "auto-" + UUID.randomUUID() : null;
+        String clientId = assigned != null ? assigned : connect.clientId();
+        // Under the map's lock for this client ID, so that it cannot interleave with the session
+        // deciding to end (tryEnd): the actor that takes the CONNECT stays until it is processed.
+        return sessions.compute(clientId, (id, existing) -> {
+            SessionActor actor = existing != null ? existing : new SessionActor(id, services, this);
+            actor.attach(connection, connect, assigned);
+            return actor;
+        });
+    }
+
+    /**
+     * A session whose state has ended asks to be removed. It is, and its actor closed, unless a
+     * CONNECT for the client ID has been queued to it meanwhile: that connection then continues
+     * with this actor as a new session.
+     *
+     * @return whether the actor ended
+     */
+    boolean tryEnd(SessionActor actor) {
+        boolean[] ended = {true};
+        sessions.compute(actor.clientId(), (id, existing) -> {
+            if (existing == actor && actor.hasConnectPending()) {
+                ended[0] = false;
+                return existing;
             }
-            // That session has just ended; its actor removed itself. Try again with a fresh one.
-            sessions.remove(clientId, actor);
-        }
+            if (existing == actor) {
+                actor.close();
+                return null;
+            }
+            actor.close(); // not the registered one (cannot happen); close it all the same
+            return existing;
+        });
+        return ended[0];
     }
 
     /** The session of {@code clientId} on this node, or null. */
@@ -68,16 +87,12 @@ public final class SessionRegistry {
             } else {
                 // The connection gave up waiting and its session is gone here: undo the acceptance.
                 services.cluster().event(new SessionEvent.Disconnected(a.clientId(), a.epoch(),
-                        services.cluster().directory().get(a.clientId()).map(SessionState::sessionExpirySeconds)
+                        services.cluster().session(a.clientId()).map(SessionState::sessionExpirySeconds)
                                 .orElse(0L), null, services.clock().getAsLong()));
             }
         } else if (command instanceof NodeCommand.TakeOver t && actor != null) {
             actor.takenOver(t);
         }
-    }
-
-    void ended(SessionActor actor) {
-        sessions.remove(actor.clientId(), actor);
     }
 
     /**

@@ -4,7 +4,6 @@ import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.publish.PublishLog;
-import io.fleetmq.session.cluster.ClusterLink;
 import io.fleetmq.kafka.retained.RetainedStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.Executor;
@@ -19,5 +18,5 @@ import java.util.function.LongSupplier;
 public record SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
                               SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
-                              MessageDrops drops, LongSupplier clock, ClusterLink cluster) {
+                              MessageDrops drops, LongSupplier clock, ClusterPort cluster) {
 }

@@ -30,6 +30,19 @@ public final class RawMqtt implements AutoCloseable {
         return new RawMqtt(socket);
     }
 
+    /**
+     * Connects with a small socket receive buffer, for a peer that stops reading: the broker's
+     * writes then back up after a few kilobytes instead of filling the kernel's default buffers.
+     */
+    public static RawMqtt connectWithReceiveBuffer(int port, int receiveBufferBytes) throws IOException {
+        Socket socket = new Socket();
+        socket.setReceiveBufferSize(receiveBufferBytes); // before connecting, so the TCP window is small
+        socket.connect(new java.net.InetSocketAddress("127.0.0.1", port), 10_000);
+        socket.setSoTimeout(10_000);
+        socket.setTcpNoDelay(true);
+        return new RawMqtt(socket);
+    }
+
     public RawMqtt send(byte[] bytes) throws IOException {
         socket.getOutputStream().write(bytes);
         socket.getOutputStream().flush();
@@ -90,6 +103,22 @@ public final class RawMqtt implements AutoCloseable {
             throw e;
         } finally {
             socket.setSoTimeout(before);
+        }
+    }
+
+    /**
+     * Reads packets until one whose type (the first byte's high nibble) is {@code type}, skipping
+     * others (a PUBLISH while waiting for SUBACK, ...); fails if the broker closes first.
+     */
+    public byte[] readType(int type) throws IOException {
+        while (true) {
+            byte[] p = read();
+            if (p == null) {
+                throw new AssertionError("connection closed while waiting for packet type " + type);
+            }
+            if ((p[0] & 0xF0) >> 4 == type) {
+                return p;
+            }
         }
     }
 
@@ -216,6 +245,194 @@ public final class RawMqtt implements AutoCloseable {
         offset++;
         int topicLength = (publish[offset] & 0xFF) << 8 | publish[offset + 1] & 0xFF;
         return new String(publish, offset + 2, topicLength, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** An MQTT 5 PUBLISH with properties given as hex, without their length (which is added). */
+    public static byte[] publishV5(String topic, int qos, int packetId, String propertiesHex, byte[] payload) {
+        byte[] props = HexFormat.of().parseHex(propertiesHex.replace(" ", ""));
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        writeString(body, topic);
+        if (qos > 0) {
+            body.write(packetId >> 8);
+            body.write(packetId & 0xFF);
+        }
+        writeVariableByteInteger(body, props.length);
+        body.writeBytes(props);
+        body.writeBytes(payload);
+        return packet(0x30 | qos << 1, body.toByteArray());
+    }
+
+    /** An MQTT 5 SUBSCRIBE of one filter carrying Subscription Identifier {@code subscriptionId}. */
+    public static byte[] subscribeV5(int packetId, int subscriptionId, String filter, int options) {
+        ByteArrayOutputStream props = new ByteArrayOutputStream();
+        props.write(0x0B);
+        writeVariableByteInteger(props, subscriptionId);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write(packetId >> 8);
+        body.write(packetId & 0xFF);
+        writeVariableByteInteger(body, props.size());
+        body.writeBytes(props.toByteArray());
+        writeString(body, filter);
+        body.write(options);
+        return packet(0x82, body.toByteArray());
+    }
+
+    /** An MQTT 5 CONNECT with a will (QoS 0, no will properties), clean start, the given CONNECT properties as hex. */
+    public static byte[] connectV5WithWill(String clientId, int keepAliveSeconds, String propertiesHex,
+                                           String willPropertiesHex, String willTopic, byte[] willPayload) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        writeString(body, "MQTT");
+        body.write(5);
+        body.write(0x06); // will flag, clean start
+        body.write(keepAliveSeconds >> 8);
+        body.write(keepAliveSeconds & 0xFF);
+        byte[] props = HexFormat.of().parseHex(propertiesHex.replace(" ", ""));
+        writeVariableByteInteger(body, props.length);
+        body.writeBytes(props);
+        writeString(body, clientId);
+        byte[] willProps = HexFormat.of().parseHex(willPropertiesHex.replace(" ", ""));
+        writeVariableByteInteger(body, willProps.length);
+        body.writeBytes(willProps);
+        writeString(body, willTopic);
+        body.write(willPayload.length >> 8);
+        body.write(willPayload.length & 0xFF);
+        body.writeBytes(willPayload);
+        return packet(0x10, body.toByteArray());
+    }
+
+    /** A received MQTT 5 PUBLISH, taken apart. */
+    public record Publish(boolean dup, int qos, boolean retain, String topic, int packetId, Properties properties,
+                          byte[] payload) {
+    }
+
+    /** Parses an MQTT 5 PUBLISH as read by {@link #read()}. */
+    public static Publish parsePublishV5(byte[] packet) {
+        Cursor c = new Cursor(packet);
+        int first = packet[0] & 0xFF;
+        int qos = (first >> 1) & 0x03;
+        String topic = c.string();
+        int packetId = qos > 0 ? c.u16() : 0;
+        Properties props = c.properties();
+        byte[] payload = java.util.Arrays.copyOfRange(packet, c.pos, packet.length);
+        return new Publish((first & 0x08) != 0, qos, (first & 0x01) != 0, topic, packetId, props, payload);
+    }
+
+    /** A received MQTT 5 CONNACK, taken apart. */
+    public record ConnAck(boolean sessionPresent, int reasonCode, Properties properties) {
+    }
+
+    public static ConnAck parseConnAckV5(byte[] packet) {
+        Cursor c = new Cursor(packet);
+        int flags = c.u8();
+        int code = c.u8();
+        Properties props = c.remaining() > 0 ? c.properties() : new Properties(java.util.Map.of());
+        return new ConnAck((flags & 0x01) != 0, code, props);
+    }
+
+    /**
+     * MQTT 5 properties by identifier, in the order received: numbers as {@link Long}, strings as
+     * {@link String}, binary data as {@code byte[]}, user properties as "name=value".
+     */
+    public record Properties(java.util.Map<Integer, java.util.List<Object>> byId) {
+
+        public java.util.List<Object> all(int id) {
+            return byId.getOrDefault(id, java.util.List.of());
+        }
+
+        public boolean has(int id) {
+            return byId.containsKey(id);
+        }
+
+        /** The single value of {@code id}, or null when absent. */
+        public Object get(int id) {
+            java.util.List<Object> values = all(id);
+            return values.isEmpty() ? null : values.get(0);
+        }
+    }
+
+    /** Reads the fields after a fixed header. */
+    private static final class Cursor {
+        private final byte[] b;
+        private int pos;
+
+        Cursor(byte[] packet) {
+            b = packet;
+            pos = 1;
+            while ((b[pos] & 0x80) != 0) {
+                pos++;
+            }
+            pos++;
+        }
+
+        int remaining() {
+            return b.length - pos;
+        }
+
+        int u8() {
+            return b[pos++] & 0xFF;
+        }
+
+        int u16() {
+            return u8() << 8 | u8();
+        }
+
+        long u32() {
+            return (long) u16() << 16 | u16();
+        }
+
+        long varInt() {
+            long value = 0;
+            int multiplier = 1;
+            int digit;
+            do {
+                digit = u8();
+                value += (long) (digit & 0x7F) * multiplier;
+                multiplier *= 128;
+            } while ((digit & 0x80) != 0);
+            return value;
+        }
+
+        String string() {
+            int len = u16();
+            String s = new String(b, pos, len, java.nio.charset.StandardCharsets.UTF_8);
+            pos += len;
+            return s;
+        }
+
+        byte[] binary() {
+            int len = u16();
+            byte[] out = java.util.Arrays.copyOfRange(b, pos, pos + len);
+            pos += len;
+            return out;
+        }
+
+        Properties properties() {
+            long length = varInt();
+            long end = pos + length;
+            java.util.Map<Integer, java.util.List<Object>> byId = new java.util.LinkedHashMap<>();
+            while (pos < end) {
+                int id = (int) varInt();
+                Object value = switch (id) {
+                    case 0x01, 0x17, 0x19, 0x24, 0x25, 0x28, 0x29, 0x2A -> (long) u8();
+                    case 0x13, 0x21, 0x22, 0x23 -> (long) u16();
+                    case 0x02, 0x11, 0x18, 0x27 -> u32();
+                    case 0x0B -> varInt();
+                    case 0x09, 0x16 -> binary();
+                    case 0x26 -> string() + "=" + string();
+                    default -> string();
+                };
+                byId.computeIfAbsent(id, k -> new java.util.ArrayList<>()).add(value);
+            }
+            return new Properties(byId);
+        }
+    }
+
+    public static void writeVariableByteInteger(ByteArrayOutputStream out, int value) {
+        do {
+            int digit = value % 128;
+            value /= 128;
+            out.write(value > 0 ? digit | 0x80 : digit);
+        } while (value > 0);
     }
 
     /** Fixed header byte, remaining length, body. */

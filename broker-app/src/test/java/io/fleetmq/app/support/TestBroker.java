@@ -1,18 +1,31 @@
 package io.fleetmq.app.support;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
+import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import io.fleetmq.app.BrokerNode;
 import io.fleetmq.app.Launcher;
+import io.fleetmq.testkit.RawMqtt;
 import io.fleetmq.testkit.TestServices;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A broker node in this JVM on the test kit's shared Kafka, Redis and PostgreSQL, with its own
- * topic prefix so tests do not see each other's messages, and free ports.
+ * topic prefix so tests do not see each other's messages, and free ports. Also makes clients for
+ * it: HiveMQ's for MQTT 5 and 3.1.1, raw sockets for what a library will not send.
  */
 public final class TestBroker implements AutoCloseable {
 
@@ -49,6 +62,73 @@ public final class TestBroker implements AutoCloseable {
 
     public int mqttPort() {
         return node.mqttPort("TCP");
+    }
+
+    /** An MQTT 5 client of this node over TCP, not yet connected. */
+    public Mqtt5BlockingClient v5(String clientId) {
+        return Mqtt5Client.builder().identifier(clientId).serverHost("127.0.0.1").serverPort(mqttPort())
+                .buildBlocking();
+    }
+
+    /** An MQTT 5 client, connected with the defaults (clean start, no session expiry). */
+    public Mqtt5BlockingClient connectedV5(String clientId) {
+        Mqtt5BlockingClient c = v5(clientId);
+        c.connect();
+        return c;
+    }
+
+    /** An MQTT 3.1.1 client of this node over TCP, not yet connected. */
+    public Mqtt3BlockingClient v3(String clientId) {
+        return Mqtt3Client.builder().identifier(clientId).serverHost("127.0.0.1").serverPort(mqttPort())
+                .buildBlocking();
+    }
+
+    /** A raw socket to the TCP listener. */
+    public RawMqtt raw() throws IOException {
+        return RawMqtt.connect(mqttPort());
+    }
+
+    /** A raw socket that has sent an MQTT 5 CONNECT (clean start, no properties) and read CONNACK 0x00. */
+    public RawMqtt rawV5(String clientId) throws IOException {
+        RawMqtt raw = raw();
+        raw.send(RawMqtt.connectV5(clientId));
+        byte[] connack = raw.readType(2);
+        assertEquals(0, connack[3], "CONNACK 0x00 for " + clientId);
+        return raw;
+    }
+
+    /** The Prometheus text the admin port serves at {@code /metrics}. */
+    public String scrapeMetrics() {
+        HttpResponse<String> r = Http.get(node.httpPort(), "/metrics");
+        assertNotNull(r, "the admin port answers");
+        assertEquals(200, r.statusCode());
+        return r.body();
+    }
+
+    /** {@code fleetmq_messages_dropped_total} for {@code reason}, read from {@code /metrics}; 0 when not yet counted. */
+    public double dropped(String reason) {
+        return sample(scrapeMetrics(), "fleetmq_messages_dropped_total", "reason=\"" + reason + "\"");
+    }
+
+    /** The {@code fleetmq_sessions} gauge from {@code /metrics}. */
+    public double sessions() {
+        return sample(scrapeMetrics(), "fleetmq_sessions", null);
+    }
+
+    /** Whether {@code /health/ready} answers 200. */
+    public boolean isReady() {
+        return Http.isReady(node.httpPort());
+    }
+
+    private static double sample(String scrape, String name, String label) {
+        Pattern line = Pattern.compile("^" + Pattern.quote(name) + "\\{([^}]*)\\} (\\S+)$", Pattern.MULTILINE);
+        Matcher m = line.matcher(scrape);
+        while (m.find()) {
+            if (label == null || m.group(1).contains(label)) {
+                return Double.parseDouble(m.group(2));
+            }
+        }
+        return 0;
     }
 
     @Override

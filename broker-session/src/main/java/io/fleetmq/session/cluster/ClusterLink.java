@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * connect sequence, through {@code session.events}) and its subscriptions (to every node, through the
  * {@code subscriptions} topic).
  */
-public final class ClusterLink {
+public final class ClusterLink implements io.fleetmq.session.ClusterPort {
 
     private static final Logger log = LoggerFactory.getLogger(ClusterLink.class);
 
@@ -57,10 +57,12 @@ public final class ClusterLink {
         return settings.nodeId();
     }
 
+    @Override
     public long incarnation() {
         return membership.incarnation();
     }
 
+    @Override
     public Duration connectTimeout() {
         return settings.connectTimeout();
     }
@@ -73,7 +75,13 @@ public final class ClusterLink {
         return directory;
     }
 
+    @Override
+    public java.util.Optional<io.fleetmq.core.cluster.SessionState> session(String clientId) {
+        return directory.get(clientId);
+    }
+
     /** Hands an event to the connect sequence; completes once Kafka stored it. */
+    @Override
     public CompletableFuture<?> event(SessionEvent event) {
         return producer.send(topics.sessionEvents(), event.clientId(), ClusterCodec.encode(event)).whenComplete((m, e) -> {
             if (e != null) {
@@ -87,6 +95,7 @@ public final class ClusterLink {
      * The session's subscriptions changed on this node, in its connection {@code epoch}; every node
      * learns the new set.
      */
+    @Override
     public void subscriptionsChanged(String clientId, long epoch, List<Subscription> subscriptions) {
         subscriptionEpochs.merge(clientId, epoch, Math::max);
         RecordHeaders headers = headers(epoch);

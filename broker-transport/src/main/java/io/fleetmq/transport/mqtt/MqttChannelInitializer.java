@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.codec.mqtt.MqttConstant;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
 import io.netty.handler.ssl.SslContext;
@@ -15,8 +16,9 @@ import java.util.function.Supplier;
 
 /**
  * Pipeline of one MQTT connection: optional TLS, optional WebSocket (path {@code /mqtt},
- * sub-protocols {@code mqtt} and {@code mqttv3.1}), framing by Netty's MQTT codec bounded by the
- * broker's maximum packet size, then the connection handler that owns the client.
+ * sub-protocols {@code mqtt} and {@code mqttv3.1}), framing and checking by {@link MqttPacketValidator}
+ * bounded by the broker's maximum packet size, decoding by Netty's MQTT codec, then the connection
+ * handler that owns the client.
  */
 public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
 
@@ -59,7 +61,10 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
                             .build()))
                     .addLast("webSocketFrames", new WebSocketFrameCodec());
         }
-        p.addLast("mqttDecoder", new MqttDecoder(maxPacketSize))
+        // The validator frames and checks each packet; Netty's decoder then decodes it, with strict
+        // UTF-8 as a second line behind the validator's own check [MQTT-1.5.4-1].
+        p.addLast("mqttValidator", new MqttPacketValidator(maxPacketSize))
+                .addLast("mqttDecoder", new MqttDecoder(maxPacketSize, MqttConstant.DEFAULT_MAX_CLIENT_ID_LENGTH, true))
                 .addLast("mqttEncoder", MqttEncoder.INSTANCE)
                 .addLast("connection", connectionHandler.get());
     }

@@ -117,6 +117,14 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 refuseOrDisconnect(ReasonCode.TOPIC_NAME_INVALID, "will topic: " + e.getMessage());
                 return;
             }
+            if (connect.will().responseTopic() != null) {
+                try {
+                    TopicNames.validateTopicName(connect.will().responseTopic()); // [MQTT-3.3.2-14]
+                } catch (InvalidTopicException e) {
+                    refuseOrDisconnect(ReasonCode.PROTOCOL_ERROR, "will Response Topic: " + e.getMessage());
+                    return;
+                }
+            }
         }
         channel.pipeline().remove("connectTimeout");
         actor = sessions.connect(connect, this);
@@ -124,7 +132,12 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     private void decodeFailure(MqttMessage m) {
         Throwable cause = m.decoderResult().cause();
-        if (cause instanceof MqttUnacceptableProtocolVersionException) {
+        if (cause instanceof InvalidPacketException invalid) {
+            if (actor == null && invalid.connectVersion() != null) {
+                version = invalid.connectVersion(); // answer the refused CONNECT in its own version
+            }
+            refuseOrDisconnect(invalid.reasonCode(), invalid.getMessage());
+        } else if (cause instanceof MqttUnacceptableProtocolVersionException) {
             version = ProtocolVersion.V3_1_1; // answer in the format every version understands: return code 1
             // [MQTT-3.1.2-2] unsupported protocol level: CONNACK 0x84 (return code 1 for 3.1.1), then close.
             refuseOrDisconnect(ReasonCode.UNSUPPORTED_PROTOCOL_VERSION, cause.getMessage());
@@ -150,6 +163,11 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
         if (actor != null) {
             // The session ends the connection, in order with what it is sending, and publishes the will.
             actor.violation(this, code, reason);
+            return;
+        }
+        if (!version.isV5() && (code == ReasonCode.MALFORMED_PACKET || code == ReasonCode.PROTOCOL_ERROR)) {
+            // 3.1.1 [MQTT-3.1.4-1]: a CONNECT that does not conform closes the connection without CONNACK.
+            close();
             return;
         }
         sendAndClose(Packet.ConnAck.refuse(code, reason));

@@ -117,7 +117,12 @@ final class PacketMapper {
             // [MQTT-3.3.4-6] a PUBLISH from a client must not carry a subscription identifier.
             throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "PUBLISH from a client with a Subscription Identifier");
         }
-        return new Packet.Publish(h.topicName(), (int) intProp(props, MqttPropertyType.TOPIC_ALIAS, 0),
+        long topicAlias = intProp(props, MqttPropertyType.TOPIC_ALIAS, -1);
+        if (topicAlias == 0) {
+            // [MQTT-3.3.2-8] a Topic Alias of 0 is not permitted: 0x94 like any alias out of range.
+            throw new ProtocolViolation(ReasonCode.TOPIC_ALIAS_INVALID, "Topic Alias 0");
+        }
+        return new Packet.Publish(h.topicName(), (int) Math.max(topicAlias, 0),
                 ByteBufUtil.getBytes(m.content()), qos, m.fixedHeader().isRetain(), m.fixedHeader().isDup(),
                 qos > 0 ? h.packetId() : 0,
                 intProp(props, MqttPropertyType.PUBLICATION_EXPIRY_INTERVAL, -1),

@@ -1,0 +1,206 @@
+package io.fleetmq.session;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.subscription.Subscription;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.ProtocolVersion;
+import io.fleetmq.core.retained.RetainedIndex;
+import io.fleetmq.core.subscription.SubscriptionTrie;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Sessions coming and going in the registry, with the actors' turns run by hand so that the order
+ * of mailbox tasks is the test's to choose.
+ */
+class SessionRegistryTest {
+
+    private final Deque<Runnable> turns = new ArrayDeque<>();
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    private SessionRegistry registry;
+
+    /** A connection that records what the session sends it. */
+    private static final class RecordingConnection implements ClientConnection {
+        final List<Packet> sent = new ArrayList<>();
+        boolean closed;
+
+        @Override
+        public void send(Packet packet) {
+            sent.add(packet);
+        }
+
+        @Override
+        public void sendAndClose(Packet last) {
+            if (last != null) {
+                sent.add(last);
+            }
+            closed = true;
+        }
+
+        @Override
+        public boolean isWritable() {
+            return true;
+        }
+
+        @Override
+        public void publishSettled() {
+        }
+
+        @Override
+        public void keepAlive(int seconds) {
+        }
+
+        @Override
+        public ProtocolVersion version() {
+            return ProtocolVersion.V5;
+        }
+
+        @Override
+        public String remoteAddress() {
+            return "test";
+        }
+    }
+
+    /**
+     * The connect sequence of one node, in memory: it accepts every CONNECT in order (the later
+     * one of a client ID wins) and answers in a turn of its own, as the Kafka one answers later.
+     */
+    private final class LocalSequence implements ClusterPort {
+        final Map<String, SessionState> sessions = new HashMap<>();
+
+        @Override
+        public long incarnation() {
+            return 1;
+        }
+
+        @Override
+        public Duration connectTimeout() {
+            return Duration.ofSeconds(30);
+        }
+
+        @Override
+        public CompletableFuture<?> event(SessionEvent event) {
+            if (event instanceof SessionEvent.Connect c) {
+                SessionState old = sessions.get(c.clientId());
+                long epoch = old == null ? 1 : old.epoch() + 1;
+                boolean present = old != null && !c.cleanStart();
+                sessions.put(c.clientId(), new SessionState(c.clientId(), "node", 1, epoch, true,
+                        c.sessionExpirySeconds(), 0, null, c.requestId(), c.clientType()));
+                turns.add(() -> registry.command(new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch,
+                        present)));
+            } else if (event instanceof SessionEvent.Disconnected d) {
+                SessionState s = sessions.get(d.clientId());
+                if (s != null && s.epoch() == d.epoch() && d.sessionExpirySeconds() == 0) {
+                    sessions.remove(d.clientId());
+                }
+            }
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public Optional<SessionState> session(String clientId) {
+            return Optional.ofNullable(sessions.get(clientId));
+        }
+
+        @Override
+        public void subscriptionsChanged(String clientId, long epoch, List<Subscription> subscriptions) {
+        }
+    }
+
+    @BeforeEach
+    void setUp() {
+        // The paths exercised here publish nothing: no publish log or retained store is needed.
+        SessionServices services = new SessionServices("node", MqttLimits.defaults(), null, null,
+                new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), turns::add, timers,
+                new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
+                new LocalSequence());
+        registry = new SessionRegistry(services);
+    }
+
+    @AfterEach
+    void tearDown() {
+        timers.shutdownNow();
+    }
+
+    private void runTurns() {
+        Runnable turn;
+        while ((turn = turns.poll()) != null) {
+            turn.run();
+        }
+    }
+
+    /** An MQTT 5 CONNECT with clean start and Session Expiry Interval 0. */
+    private static Packet.Connect connect(String clientId) {
+        return new Packet.Connect(ProtocolVersion.V5, clientId, true, 60, null, null, null, 0, -1, -1, 0,
+                false, true, null, List.of());
+    }
+
+    @Test
+    @DisplayName("a reconnect queued while the session ends stays with the actor that answers it, so its packets are not lost")
+    void aReconnectQueuedWhileTheSessionEndsKeepsItsActor() {
+        RecordingConnection first = new RecordingConnection();
+        SessionActor actor = registry.connect(connect("c"), first);
+        runTurns();
+        assertInstanceOf(Packet.ConnAck.class, first.sent.get(0));
+
+        // The old connection drops (expiry 0: the session will end) and, before the session has
+        // processed that, the client is back with a new connection.
+        actor.connectionLost(first);
+        RecordingConnection second = new RecordingConnection();
+        SessionActor owner = registry.connect(connect("c"), second);
+        runTurns();
+        Packet.ConnAck ack = assertInstanceOf(Packet.ConnAck.class, second.sent.get(0));
+        assertEquals(0, ack.reasonCode().value());
+        assertFalse(ack.sessionPresent(), "the old session ended");
+
+        owner.packet(second, new Packet.PingReq());
+        runTurns();
+        assertEquals(2, second.sent.size(), "the new connection's PINGREQ was answered: " + second.sent);
+        assertInstanceOf(Packet.PingResp.class, second.sent.get(1));
+        assertSame(owner, registry.get("c"));
+    }
+
+    @Test
+    @DisplayName("a session that ends with no CONNECT queued leaves the registry; the next CONNECT gets a new actor")
+    void anEndedSessionLeavesTheRegistry() {
+        RecordingConnection first = new RecordingConnection();
+        SessionActor actor = registry.connect(connect("gone"), first);
+        runTurns();
+        actor.connectionLost(first);
+        runTurns();
+        assertNull(registry.get("gone"));
+        assertEquals(0, registry.size());
+
+        RecordingConnection again = new RecordingConnection();
+        SessionActor next = registry.connect(connect("gone"), again);
+        assertNotSame(actor, next);
+        next.packet(again, new Packet.PingReq());
+        runTurns();
+        assertInstanceOf(Packet.ConnAck.class, again.sent.get(0));
+        assertInstanceOf(Packet.PingResp.class, again.sent.get(1));
+    }
+}
