@@ -138,7 +138,7 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("Redis connection", redis));
         readiness.register(redis.healthCheck());
 
-        Messaging messaging = new Messaging(config, kafka, admin, metrics.registry());
+        Messaging messaging = new Messaging(config, kafka, admin, redis, metrics.registry());
         started.push(new Stoppable("messaging", messaging));
         readiness.register(messaging.clusterHealth());
 

@@ -27,7 +27,11 @@ import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.fleetmq.session.SessionServices;
 import io.fleetmq.session.cluster.ClusterLink;
+import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.persistence.redis.Redis;
+import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.session.cluster.ClusterRouter;
+import io.fleetmq.session.cluster.DeviceQueueWriter;
 import io.fleetmq.session.cluster.ConnectSequencer;
 import io.fleetmq.session.cluster.DeliveryGate;
 import io.fleetmq.session.cluster.SessionDirectory;
@@ -76,9 +80,10 @@ final class Messaging implements AutoCloseable {
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
+    private GroupConsumer<io.fleetmq.core.cluster.Downlink> devicePersisted;
     private final Set<Integer> ownedPublishPartitions = new HashSet<>();
 
-    Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, MeterRegistry meters) {
+    Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters) {
         this.config = config;
         ClusterSettings cluster = config.cluster();
         String nodeId = config.nodeId();
@@ -107,9 +112,11 @@ final class Messaging implements AutoCloseable {
         this.membership = new Membership(kafka, admin, cluster, clusterProducer, timers, System::currentTimeMillis);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
+        DeviceQueues deviceQueues = new DeviceQueues(redis.binaryConnection(), kafka.settings().topicPrefix(),
+                config.deviceQueueLimit(), config.deviceQueueTtl());
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
-                link);
+                link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops);
@@ -145,7 +152,7 @@ final class Messaging implements AutoCloseable {
 
         ConnectSequencer sequencer = new ConnectSequencer(nodeId, topics, clusterProducer, membership, directory,
                 sessionsFollower, publishLog, drops, timers, System::currentTimeMillis,
-                clusterProducer.partitions(topics.sessionEvents()), requestTimeout);
+                clusterProducer.partitions(topics.sessionEvents()), requestTimeout, deviceQueues);
         membership.onDeath(sequencer::nodeDied);
         this.sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
@@ -155,6 +162,15 @@ final class Messaging implements AutoCloseable {
                         .withIdle(sequencer::idle, Duration.ofMillis(100))
                         .withSessionTimeout(cluster.nodeTimeout()));
         sequence.start();
+
+        DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
+                topics, drops, requestTimeout);
+        this.devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
+                kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
+                queueWriter::handle, GroupConsumer.Hooks.none()
+                        .withBeforeCommit(queueWriter::flushed)
+                        .withSessionTimeout(cluster.nodeTimeout()));
+        devicePersisted.start();
 
         this.consumer = new PublishConsumer(kafka, meters, this::route,
                 owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, inbox, requestTimeout),
@@ -278,6 +294,9 @@ final class Messaging implements AutoCloseable {
         }
         if (sequence != null) {
             sequence.close();
+        }
+        if (devicePersisted != null) {
+            devicePersisted.close();
         }
         membership.close();
         while (!closeables.isEmpty()) {

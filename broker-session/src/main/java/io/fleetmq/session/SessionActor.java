@@ -1,7 +1,12 @@
 package io.fleetmq.session;
 
 import io.fleetmq.core.actor.Mailbox;
+import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.message.BrokerMessage;
@@ -82,6 +87,15 @@ public final class SessionActor {
     private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>();
     private int lastPacketId;
 
+    // ---- the DEVICE queue in Redis, for a persistent DEVICE session
+    private String clientType = ClientTypes.DEVICE;
+    private boolean deviceQueue;
+    /** The highest queue entry read or delivered while connected. */
+    private long queueSeq;
+    private boolean queueReading;
+    /** Entries may wait in Redis beyond {@link #queueSeq}. */
+    private boolean queueBehind;
+
     // ---- the cluster
     /** The connect sequence's number of the current (or last) connection; 0 before the first. */
     private long epoch;
@@ -97,8 +111,11 @@ public final class SessionActor {
     private record Delivery(BrokerMessage message, int qos, boolean retain, List<Integer> subscriptionIds) {
     }
 
-    /** A QoS 1/2 PUBLISH sent; {@code released} once PUBREC came and PUBREL went out. */
-    private record InFlight(Packet.Publish publish, boolean released) {
+    /**
+     * A QoS 1/2 PUBLISH sent; {@code released} once PUBREC came and PUBREL went out; {@code seq} its
+     * entry in the session's DEVICE queue in Redis, 0 if it is not from there.
+     */
+    private record InFlight(Packet.Publish publish, boolean released, long seq) {
     }
 
     SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
@@ -250,6 +267,11 @@ public final class SessionActor {
         mailbox.tell(() -> onTakenOver(command));
     }
 
+    /** The session's DEVICE queue in Redis grew by an entry. */
+    void queued(NodeCommand.Queued command) {
+        mailbox.tell(() -> onQueued(command));
+    }
+
     /**
      * The node stops: 0x8B Server shutting down, or 0x9C Use another server with {@code serverReference}
      * when one is configured.
@@ -287,7 +309,8 @@ public final class SessionActor {
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         pendingConnects.put(requestId, new PendingConnect(conn, connect, assignedClientId, new ArrayList<>(), timeout));
         services.cluster().event(new SessionEvent.Connect(requestId, clientId, services.nodeId(),
-                services.cluster().incarnation(), connect.cleanStart(), expiry, will, "DEVICE"))
+                services.cluster().incarnation(), connect.cleanStart(), expiry, will,
+                services.clientTypes().of(clientId)))
                 .whenComplete((m, e) -> {
                     if (e != null) {
                         mailbox.tell(() -> connectUnanswered(requestId));
@@ -342,8 +365,9 @@ public final class SessionActor {
         }
         cancelTimers();
         will = null;
-        int moved = inFlight.size() + queued.size();
-        for (int i = 0; i < moved; i++) {
+        // What came from the DEVICE queue stays there for the session's new node.
+        long moved = queued.size() + inFlight.values().stream().filter(f -> f.seq() == 0).count();
+        for (long i = 0; i < moved; i++) {
             services.drops().count(MessageDrops.Reason.SESSION_MOVED);
         }
         inFlight.clear();
@@ -378,6 +402,7 @@ public final class SessionActor {
         } else if (subscriptions.isEmpty()) {
             adoptSubscriptions();
         }
+        clientType = services.clientTypes().of(clientId);
         connection = conn;
         version = connect.version();
         online = true;
@@ -407,6 +432,13 @@ public final class SessionActor {
                 true, true, true, serverKeepAlive,
                 version.isV5() && connect.requestResponseInformation() ? responseInformation() : null, null));
         conn.keepAlive(keepAlive);
+        deviceQueue = services.deviceQueues() != null && sessionExpirySeconds > 0 && ClientTypes.DEVICE.equals(clientType);
+        queueSeq = 0;
+        queueBehind = deviceQueue;
+        if (deviceQueue) {
+            // Entries of the queue in Redis come from there, with their packet identifiers and DUP.
+            inFlight.values().removeIf(f -> f.seq() > 0);
+        }
         log.debug("{} connected from {} ({}, session present {})", clientId, conn.remoteAddress(), version, sessionPresent);
 
         // Resume: unacknowledged messages first, in their original order, with DUP set [MQTT-4.4.0-1].
@@ -417,6 +449,7 @@ public final class SessionActor {
                     : withAlias(f.publish().withDup(true), false));
         }
         pump();
+        readQueue();
     }
 
     private static long requestedExpiry(Packet.Connect connect) {
@@ -606,6 +639,7 @@ public final class SessionActor {
                 InFlight f = inFlight.get(id);
                 if (f != null && f.publish().qos() == 1) {
                     inFlight.remove(id);
+                    delivered(f);
                     pump();
                 }
             }
@@ -615,9 +649,10 @@ public final class SessionActor {
                     connection.send(new Ack(AckType.PUBREL, id, ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
                 } else if (a.reasonCode().isError()) {
                     inFlight.remove(id); // the client refused it; with an error PUBREC the QoS 2 flow ends
+                    delivered(f);
                     pump();
                 } else {
-                    inFlight.put(id, new InFlight(f.publish(), true));
+                    inFlight.put(id, new InFlight(f.publish(), true, f.seq()));
                     connection.send(new Ack(AckType.PUBREL, id, ReasonCode.SUCCESS, null));
                 }
             }
@@ -625,6 +660,7 @@ public final class SessionActor {
                 InFlight f = inFlight.get(id);
                 if (f != null && f.released()) {
                     inFlight.remove(id);
+                    delivered(f);
                     pump();
                 }
             }
@@ -718,6 +754,14 @@ public final class SessionActor {
             services.drops().count(MessageDrops.Reason.NO_SESSION);
             return;
         }
+        Delivery d = toDelivery(message, matched);
+        if (d != null) {
+            enqueue(d);
+        }
+    }
+
+    /** The one copy this session gets of a message its subscriptions {@code matched}; null if none. */
+    private Delivery toDelivery(BrokerMessage message, List<Subscription> matched) {
         int qos = -1;
         boolean retain = false;
         List<Integer> ids = new ArrayList<>(1);
@@ -733,9 +777,95 @@ public final class SessionActor {
             }
         }
         if (qos < 0) {
+            return null;
+        }
+        return new Delivery(message, qos, retain, ids);
+    }
+
+    // ------------------------------------------------------------------ the DEVICE queue in Redis
+
+    /** Reads what waits in the queue beyond {@link #queueSeq}, as far as the receive window allows. */
+    private void readQueue() {
+        if (!deviceQueue || connection == null || queueReading || !queueBehind) {
             return;
         }
-        enqueue(new Delivery(message, qos, retain, ids));
+        int room = clientReceiveMaximum - inFlight.size();
+        if (room <= 0) {
+            return; // an acknowledgement calls again
+        }
+        queueReading = true;
+        queueBehind = false;
+        int max = Math.min(room, 256);
+        ClientConnection conn = connection;
+        services.deviceQueues().read(clientId, queueSeq, max).whenComplete((entries, error) ->
+                mailbox.tell(() -> onQueueRead(conn, max, entries, error)));
+    }
+
+    private void onQueueRead(ClientConnection conn, int max, List<DeviceQueues.Entry> entries, Throwable error) {
+        queueReading = false;
+        queueBehind = true;
+        if (conn != connection) {
+            return; // a new connection reads for itself
+        }
+        if (error != null) {
+            // Redis is away: delivery from the queue pauses and resumes when it is back.
+            log.warn("{}: reading the DEVICE queue failed, trying again: {}", clientId, error.toString());
+            services.timers().schedule(() -> mailbox.tell(this::readQueue), 1, TimeUnit.SECONDS);
+            return;
+        }
+        for (DeviceQueues.Entry e : entries) {
+            if (e.seq() > queueSeq) {
+                queueSeq = e.seq();
+                deliverQueued(e.seq(), e.value(), e.packetId());
+            }
+        }
+        queueBehind = entries.size() >= max;
+        readQueue();
+    }
+
+    private void onQueued(NodeCommand.Queued q) {
+        if (!deviceQueue || connection == null || q.seq() <= queueSeq) {
+            return; // offline: it waits in Redis; or delivered already
+        }
+        if (!queueReading && !queueBehind && q.seq() == queueSeq + 1 && inFlight.size() < clientReceiveMaximum) {
+            queueSeq = q.seq();
+            Delivery d = toDelivery(q.message().message(), q.message().matched());
+            sendQueued(q.seq(), d, 0);
+        } else {
+            queueBehind = true;
+            readQueue();
+        }
+    }
+
+    private void deliverQueued(long seq, byte[] value, int packetId) {
+        Downlink d;
+        try {
+            d = ClusterCodec.decodeDownlink(value);
+        } catch (MessageFormatException e) {
+            log.warn("{}: skipping a malformed DEVICE queue entry: {}", clientId, e.getMessage());
+            services.deviceQueues().remove(clientId, seq);
+            return;
+        }
+        if (d.message().createdAtMillis() + services.deviceQueues().ttl().toMillis() < services.clock().getAsLong()) {
+            services.drops().count(MessageDrops.Reason.EXPIRED); // older than the queue keeps anything
+            services.deviceQueues().remove(clientId, seq);
+            return;
+        }
+        sendQueued(seq, toDelivery(d.message(), d.matched()), packetId);
+    }
+
+    private void sendQueued(long seq, Delivery d, int packetId) {
+        if (d == null || !send(d, seq, packetId)) {
+            services.deviceQueues().remove(clientId, seq); // not for this client after all, or dropped and counted
+        }
+    }
+
+    /** A QoS 1/2 flow completed: its queue entry, if any, is done with. */
+    private void delivered(InFlight f) {
+        if (f.seq() > 0) {
+            services.deviceQueues().remove(clientId, f.seq());
+        }
+        readQueue();
     }
 
     private void enqueue(Delivery d) {
@@ -773,26 +903,41 @@ public final class SessionActor {
     }
 
     private void send(Delivery d) {
+        send(d, 0, 0);
+    }
+
+    /**
+     * Sends a delivery; {@code seq} is its DEVICE queue entry (0 if none) and {@code previousPacketId}
+     * the packet identifier it was sent with before (0 if never), which it keeps, with DUP set.
+     *
+     * @return false if it was dropped (expired, too large) instead
+     */
+    private boolean send(Delivery d, long seq, int previousPacketId) {
         BrokerMessage m = d.message();
         long remaining = m.remainingExpirySeconds(services.clock().getAsLong());
         if (m.expiryIntervalSeconds() >= 0 && remaining <= 0) {
             services.drops().count(MessageDrops.Reason.EXPIRED); // [MQTT-3.3.2-5]
-            return;
+            return false;
         }
         boolean v5 = version.isV5();
-        int packetId = d.qos() > 0 ? nextPacketId() : 0;
+        boolean resend = previousPacketId > 0 && !inFlight.containsKey(previousPacketId) && d.qos() > 0;
+        int packetId = d.qos() == 0 ? 0 : resend ? previousPacketId : nextPacketId();
         Packet.Publish publish = new Packet.Publish(m.topic(), 0, m.payload(), d.qos(), d.retain(), false, packetId,
                 v5 ? remaining : -1, v5 ? m.payloadFormat() : -1, v5 ? m.contentType() : null,
                 v5 ? m.responseTopic() : null, v5 ? m.correlationData() : null,
                 v5 ? m.userProperties() : List.of(), v5 ? d.subscriptionIds() : List.of());
         if (clientMaximumPacketSize > 0 && PacketSizes.publish(publish, v5) > clientMaximumPacketSize) {
             services.drops().count(MessageDrops.Reason.PACKET_TOO_LARGE); // [MQTT-3.1.2-25]
-            return;
+            return false;
         }
         if (d.qos() > 0) {
-            inFlight.put(packetId, new InFlight(publish, false));
+            inFlight.put(packetId, new InFlight(publish, false, seq));
+            if (seq > 0 && !resend) {
+                services.deviceQueues().sentWith(clientId, seq, packetId); // survives a reconnect
+            }
         }
-        connection.send(withAlias(publish, true));
+        connection.send(withAlias(resend ? publish.withDup(true) : publish, true));
+        return true;
     }
 
     /**
@@ -934,6 +1079,9 @@ public final class SessionActor {
     }
 
     private void clearSessionState() {
+        if (services.deviceQueues() != null) {
+            services.deviceQueues().delete(clientId);
+        }
         if (!services.subscriptions().removeClient(clientId).isEmpty() || !subscriptions.isEmpty()) {
             subscriptions.clear();
             subscriptionsChanged();

@@ -92,6 +92,8 @@ public final class SessionRegistry {
             }
         } else if (command instanceof NodeCommand.TakeOver t && actor != null) {
             actor.takenOver(t);
+        } else if (command instanceof NodeCommand.Queued q && actor != null) {
+            actor.queued(q);
         }
     }
 

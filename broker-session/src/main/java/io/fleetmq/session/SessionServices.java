@@ -4,6 +4,8 @@ import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.publish.PublishLog;
+import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.kafka.retained.RetainedStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.Executor;
@@ -13,10 +15,12 @@ import java.util.function.LongSupplier;
 /**
  * What every session actor of a node shares: the node's identity and limits, the publish log, the
  * replicated subscription trie and retained index, the actor thread pool and timers, meters, and
- * the link to the rest of the cluster.
+ * the link to the rest of the cluster, the DEVICE queues in Redis (null where there are none) and the
+ * rule telling DEVICE from APPLICATION clients.
  */
 public record SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
                               SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
-                              MessageDrops drops, LongSupplier clock, ClusterPort cluster) {
+                              MessageDrops drops, LongSupplier clock, ClusterPort cluster,
+                              DeviceQueues deviceQueues, ClientTypes clientTypes) {
 }

@@ -31,6 +31,9 @@ public record BrokerConfig(
         int connectTimeoutSeconds,
         KafkaSettings kafka,
         ClusterSettings cluster,
+        String applicationClientIdPattern,
+        int deviceQueueLimit,
+        Duration deviceQueueTtl,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded) {
@@ -113,6 +116,9 @@ public record BrokerConfig(
                         (short) s.integer("kafka.replication-factor", 1, 32),
                         positive(s, "kafka.request-timeout")),
                 cluster(s, nodeId),
+                pattern(s, "sessions.application-client-id-pattern"),
+                s.integer("sessions.device-queue-limit", 1, 10_000_000),
+                positive(s, "sessions.device-queue-ttl"),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),
@@ -126,6 +132,16 @@ public record BrokerConfig(
                         s.port("embedded.kafka-controller-port"),
                         s.port("embedded.redis-port"),
                         s.port("embedded.postgres-port")));
+    }
+
+    private static String pattern(Settings s, String key) {
+        String raw = s.string(key);
+        try {
+            java.util.regex.Pattern.compile(raw);
+        } catch (java.util.regex.PatternSyntaxException e) {
+            throw s.invalid(key, raw, "is not a valid regular expression: " + e.getDescription());
+        }
+        return raw;
     }
 
     private static ClusterSettings cluster(Settings s, String nodeId) {

@@ -59,6 +59,7 @@ public final class ConnectSequencer {
     private final LongSupplier clock;
     private final int partitions;
     private final Duration catchUpTimeout;
+    private final io.fleetmq.persistence.redis.DeviceQueues deviceQueues;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
@@ -66,7 +67,9 @@ public final class ConnectSequencer {
 
     public ConnectSequencer(String nodeId, BrokerTopics topics, ClusterProducer producer, Membership membership,
             SessionDirectory directory, StateFollower sessionsFollower, PublishLog publishLog, MessageDrops drops,
-            ScheduledExecutorService timers, LongSupplier clock, int partitions, Duration catchUpTimeout) {
+            ScheduledExecutorService timers, LongSupplier clock, int partitions, Duration catchUpTimeout,
+            io.fleetmq.persistence.redis.DeviceQueues deviceQueues) {
+        this.deviceQueues = deviceQueues;
         this.nodeId = nodeId;
         this.topics = topics;
         this.producer = producer;
@@ -333,6 +336,10 @@ public final class ConnectSequencer {
 
     /** Removes a session's subscriptions on every node, this one included. */
     private void deleteSubscriptions(String clientId, long epoch) {
+        if (deviceQueues != null) {
+            // The session of a gone node ended here: its DEVICE queue goes with it.
+            track(deviceQueues.delete(clientId).toCompletableFuture());
+        }
         track(producer.send(topics.subscriptions(), null, clientId, null, ClusterLink.headers(epoch)));
     }
 
