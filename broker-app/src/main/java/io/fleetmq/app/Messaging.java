@@ -27,6 +27,8 @@ import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.fleetmq.session.SessionServices;
 import io.fleetmq.session.cluster.ClusterLink;
+import io.fleetmq.kafka.app.AppBacklogs;
+import io.fleetmq.kafka.app.AppTopics;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.persistence.redis.Redis;
 import io.fleetmq.session.cluster.ClientTypes;
@@ -112,11 +114,14 @@ final class Messaging implements AutoCloseable {
         this.membership = new Membership(kafka, admin, cluster, clusterProducer, timers, System::currentTimeMillis);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
+        AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
+                config.applicationRetentionBytes());
         DeviceQueues deviceQueues = new DeviceQueues(redis.binaryConnection(), kafka.settings().topicPrefix(),
                 config.deviceQueueLimit(), config.deviceQueueTtl());
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
-                link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()));
+                link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
+                new AppBacklogs(kafka, appTopics));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops);
@@ -154,6 +159,7 @@ final class Messaging implements AutoCloseable {
                 sessionsFollower, publishLog, drops, timers, System::currentTimeMillis,
                 clusterProducer.partitions(topics.sessionEvents()), requestTimeout, deviceQueues);
         membership.onDeath(sequencer::nodeDied);
+        sequencer.appTopics(appTopics);
         this.sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
                 sequencer::handle, GroupConsumer.Hooks.none()

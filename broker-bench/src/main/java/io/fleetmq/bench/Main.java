@@ -25,6 +25,14 @@ public final class Main {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length > 0 && args[0].equals("backlog")) {
+            try {
+                return io.fleetmq.bench.failover.Backlog.run(java.util.Arrays.copyOfRange(args, 1, args.length), out, err);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return EXIT_ERRORS;
+            }
+        }
         if (args.length > 0 && args[0].equals("failover")) {
             return io.fleetmq.bench.failover.Failover.run(java.util.Arrays.copyOfRange(args, 1, args.length), out, err);
         }

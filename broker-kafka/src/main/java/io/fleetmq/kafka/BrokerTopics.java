@@ -50,6 +50,32 @@ public final class BrokerTopics {
         return prefix + "nodes";
     }
 
+    /**
+     * The backlog of one persistent APPLICATION client. Client IDs are any UTF-8, topic names only
+     * letters, digits, '.', '_' and '-': every other byte, '_' and '.' too, is written as '_' and two
+     * hex digits, so two client IDs never share a topic (nor one of the shared groups' topics). An ID too long for a topic name keeps its
+     * beginning and gets a hash of the whole.
+     */
+    public String app(String clientId) {
+        StringBuilder escaped = new StringBuilder();
+        for (byte b : clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xFF);
+            if (c < 0x80 && (Character.isLetterOrDigit(c) || c == '-')) {
+                escaped.append(c);
+            } else {
+                escaped.append('_').append(String.format("%02x", b & 0xFF));
+            }
+        }
+        String name = prefix + "app." + escaped;
+        if (name.length() > 249) {
+            String hash = Integer.toHexString(clientId.hashCode()) + Long.toHexString(
+                    java.util.UUID.nameUUIDFromBytes(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                            .getMostSignificantBits());
+            name = name.substring(0, 249 - hash.length() - 1) + "-" + hash;
+        }
+        return name;
+    }
+
     /** Messages routed to the subscribers connected to {@code nodeId}. */
     public String downlink(String nodeId) {
         return prefix + "downlink." + nodeId;

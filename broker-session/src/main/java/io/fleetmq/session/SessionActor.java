@@ -5,6 +5,7 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.kafka.app.AppBacklog;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.core.cluster.SessionEvent;
@@ -96,6 +97,15 @@ public final class SessionActor {
     /** Entries may wait in Redis beyond {@link #queueSeq}. */
     private boolean queueBehind;
 
+    // ---- the backlog topic of a persistent APPLICATION session, read while it is connected
+    private AppBacklog appBacklog;
+    /** Backlog offsets handed to this session and not yet delivered (sent at QoS 0, acknowledged at 1/2). */
+    private final java.util.TreeSet<Long> appOpen = new java.util.TreeSet<>();
+    /** The offset after the highest one handed over. */
+    private long appNext = -1;
+    private long appLastSent = -1;
+    private long appCommitted = -1;
+
     // ---- the cluster
     /** The connect sequence's number of the current (or last) connection; 0 before the first. */
     private long epoch;
@@ -115,7 +125,7 @@ public final class SessionActor {
      * A QoS 1/2 PUBLISH sent; {@code released} once PUBREC came and PUBREL went out; {@code seq} its
      * entry in the session's DEVICE queue in Redis, 0 if it is not from there.
      */
-    private record InFlight(Packet.Publish publish, boolean released, long seq) {
+    private record InFlight(Packet.Publish publish, boolean released, long seq, long appOffset) {
     }
 
     SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
@@ -433,6 +443,18 @@ public final class SessionActor {
                 version.isV5() && connect.requestResponseInformation() ? responseInformation() : null, null));
         conn.keepAlive(keepAlive);
         deviceQueue = services.deviceQueues() != null && sessionExpirySeconds > 0 && ClientTypes.DEVICE.equals(clientType);
+        closeBacklog();
+        inFlight.values().removeIf(f -> f.appOffset() >= 0); // the backlog sends them again, with DUP
+        if (services.appBacklogs() != null && sessionExpirySeconds > 0 && ClientTypes.APPLICATION.equals(clientType)) {
+            appOpen.clear();
+            appNext = -1;
+            appCommitted = -1;
+            AppBacklog[] opened = new AppBacklog[1];
+            opened[0] = services.appBacklogs().open(clientId,
+                    batch -> mailbox.tell(() -> onAppRecords(opened[0], batch)), !sessionPresent);
+            appBacklog = opened[0];
+            appBacklog.grant(clientReceiveMaximum);
+        }
         queueSeq = 0;
         queueBehind = deviceQueue;
         if (deviceQueue) {
@@ -652,7 +674,10 @@ public final class SessionActor {
                     delivered(f);
                     pump();
                 } else {
-                    inFlight.put(id, new InFlight(f.publish(), true, f.seq()));
+                    inFlight.put(id, new InFlight(f.publish(), true, f.seq(), f.appOffset()));
+                    if (f.seq() > 0) {
+                        services.deviceQueues().sentWith(clientId, f.seq(), -id); // resume with PUBREL
+                    }
                     connection.send(new Ack(AckType.PUBREL, id, ReasonCode.SUCCESS, null));
                 }
             }
@@ -838,6 +863,17 @@ public final class SessionActor {
     }
 
     private void deliverQueued(long seq, byte[] value, int packetId) {
+        if (packetId < 0 && !inFlight.containsKey(-packetId)) {
+            // PUBREC came before the client left: the QoS 2 flow continues with PUBREL [MQTT-4.4.0-1].
+            Packet.Publish placeholder = new Packet.Publish("-", 0, new byte[0], 2, false, true, -packetId, -1, -1,
+                    null, null, null, List.of(), List.of());
+            inFlight.put(-packetId, new InFlight(placeholder, true, seq, -1));
+            connection.send(new Ack(AckType.PUBREL, -packetId, ReasonCode.SUCCESS, null));
+            return;
+        }
+        if (packetId < 0) {
+            return; // its identifier is taken by another flow: it waits for the next reconnect
+        }
         Downlink d;
         try {
             d = ClusterCodec.decodeDownlink(value);
@@ -860,10 +896,61 @@ public final class SessionActor {
         }
     }
 
+    // ------------------------------------------------------------------ the APPLICATION backlog in Kafka
+
+    private void onAppRecords(AppBacklog from, List<AppBacklog.Record> batch) {
+        if (from != appBacklog || connection == null) {
+            return; // an earlier connection's; what it read is read again from the committed offset
+        }
+        for (AppBacklog.Record r : batch) {
+            appNext = Math.max(appNext, r.offset() + 1);
+            appOpen.add(r.offset());
+            Delivery d;
+            try {
+                Downlink downlink = ClusterCodec.decodeDownlink(r.value());
+                d = toDelivery(downlink.message(), downlink.matched());
+            } catch (MessageFormatException e) {
+                log.warn("{}: skipping a malformed backlog record at offset {}: {}", clientId, r.offset(), e.getMessage());
+                d = null;
+            }
+            boolean sent = d != null && send(d, 0, 0, d.qos() > 0 ? r.offset() : -1, r.redelivery());
+            if (sent) {
+                appLastSent = Math.max(appLastSent, r.offset());
+            }
+            if (!sent || d.qos() == 0) {
+                appDone(r.offset()); // delivered (QoS 0 is once sent), or dropped and counted
+            }
+        }
+    }
+
+    /** A backlog record is delivered: commit up to the first one that is not, and ask for one more. */
+    private void appDone(long offset) {
+        AppBacklog b = appBacklog;
+        if (b == null || !appOpen.remove(offset)) {
+            return;
+        }
+        long commit = appOpen.isEmpty() ? appNext : appOpen.first();
+        if (commit > appCommitted) {
+            appCommitted = commit;
+            b.commit(commit, appLastSent);
+        }
+        b.grant(1);
+    }
+
+    private void closeBacklog() {
+        if (appBacklog != null) {
+            appBacklog.close();
+            appBacklog = null;
+        }
+    }
+
     /** A QoS 1/2 flow completed: its queue entry, if any, is done with. */
     private void delivered(InFlight f) {
         if (f.seq() > 0) {
             services.deviceQueues().remove(clientId, f.seq());
+        }
+        if (f.appOffset() >= 0) {
+            appDone(f.appOffset());
         }
         readQueue();
     }
@@ -906,13 +993,17 @@ public final class SessionActor {
         send(d, 0, 0);
     }
 
+    private boolean send(Delivery d, long seq, int previousPacketId) {
+        return send(d, seq, previousPacketId, -1, false);
+    }
+
     /**
      * Sends a delivery; {@code seq} is its DEVICE queue entry (0 if none) and {@code previousPacketId}
      * the packet identifier it was sent with before (0 if never), which it keeps, with DUP set.
      *
      * @return false if it was dropped (expired, too large) instead
      */
-    private boolean send(Delivery d, long seq, int previousPacketId) {
+    private boolean send(Delivery d, long seq, int previousPacketId, long appOffset, boolean redelivery) {
         BrokerMessage m = d.message();
         long remaining = m.remainingExpirySeconds(services.clock().getAsLong());
         if (m.expiryIntervalSeconds() >= 0 && remaining <= 0) {
@@ -931,12 +1022,12 @@ public final class SessionActor {
             return false;
         }
         if (d.qos() > 0) {
-            inFlight.put(packetId, new InFlight(publish, false, seq));
+            inFlight.put(packetId, new InFlight(publish, false, seq, appOffset));
             if (seq > 0 && !resend) {
                 services.deviceQueues().sentWith(clientId, seq, packetId); // survives a reconnect
             }
         }
-        connection.send(withAlias(resend ? publish.withDup(true) : publish, true));
+        connection.send(withAlias(resend || redelivery && d.qos() > 0 ? publish.withDup(true) : publish, true));
         return true;
     }
 
@@ -1010,6 +1101,7 @@ public final class SessionActor {
     }
 
     private void detachConnection() {
+        closeBacklog();
         connection = null;
         online = false;
         qos0Queued.forEach(d -> services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0));
@@ -1080,7 +1172,11 @@ public final class SessionActor {
 
     private void clearSessionState() {
         if (services.deviceQueues() != null) {
-            services.deviceQueues().delete(clientId);
+            services.deviceQueues().delete(clientId).thenAccept(held -> {
+                for (long i = 0; i < held; i++) {
+                    services.drops().count(MessageDrops.Reason.SESSION_ENDED);
+                }
+            });
         }
         if (!services.subscriptions().removeClient(clientId).isEmpty() || !subscriptions.isEmpty()) {
             subscriptions.clear();

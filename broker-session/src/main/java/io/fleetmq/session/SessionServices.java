@@ -3,6 +3,7 @@ package io.fleetmq.session;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
+import io.fleetmq.kafka.app.AppBacklogs;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.session.cluster.ClientTypes;
@@ -22,5 +23,5 @@ public record SessionServices(String nodeId, MqttLimits limits, PublishLog publi
                               SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                               MessageDrops drops, LongSupplier clock, ClusterPort cluster,
-                              DeviceQueues deviceQueues, ClientTypes clientTypes) {
+                              DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs) {
 }

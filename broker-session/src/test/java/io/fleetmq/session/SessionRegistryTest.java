@@ -137,7 +137,7 @@ class SessionRegistryTest {
         SessionServices services = new SessionServices("node", MqttLimits.defaults(), null, null,
                 new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), turns::add, timers,
                 new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
-                new LocalSequence(), null, new io.fleetmq.session.cluster.ClientTypes(null));
+                new LocalSequence(), null, new io.fleetmq.session.cluster.ClientTypes(null), null);
         registry = new SessionRegistry(services);
     }
 

@@ -34,6 +34,8 @@ public record BrokerConfig(
         String applicationClientIdPattern,
         int deviceQueueLimit,
         Duration deviceQueueTtl,
+        Duration applicationRetention,
+        long applicationRetentionBytes,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded) {
@@ -119,6 +121,8 @@ public record BrokerConfig(
                 pattern(s, "sessions.application-client-id-pattern"),
                 s.integer("sessions.device-queue-limit", 1, 10_000_000),
                 positive(s, "sessions.device-queue-ttl"),
+                positive(s, "sessions.application-retention"),
+                s.longValue("sessions.application-retention-bytes", 1_048_576, Long.MAX_VALUE),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),

@@ -15,6 +15,9 @@ import java.time.Duration;
  * @param threads        Netty event-loop threads shared by all clients
  * @param subscriberPort the port subscribers connect to; another node of a cluster than the
  *                       publishers' {@code port}, or the same
+ * @param sessionExpiry  Session Expiry Interval of the subscribers (MQTT 5) in seconds: above 0 they
+ *                       have persistent sessions, as devices and applications that must not miss
+ *                       messages do
  */
 public record BenchOptions(
         Scenario scenario,
@@ -30,13 +33,14 @@ public record BenchOptions(
         int payloadBytes,
         int inflight,
         int threads,
-        int subscriberPort) {
+        int subscriberPort,
+        long sessionExpiry) {
 
     /** Subscribers and publishers on the same port. */
     public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
             Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads) {
         this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
-                threads, port);
+                threads, port, 0);
     }
 
     public static final String DEFAULT_HOST = "127.0.0.1";

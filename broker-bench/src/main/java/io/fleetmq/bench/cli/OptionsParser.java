@@ -30,6 +30,8 @@ public final class OptionsParser {
               --subscriber-port PORT
                                  port the subscribers connect to (default: --port); another node
                                  of a cluster measures the path between nodes
+              --session-expiry S subscribers' Session Expiry Interval in seconds (MQTT 5); above 0
+                                 they have persistent sessions (default 0)
               --protocol 5|3.1.1 MQTT version (default 5)
               --qos 0|1|2        QoS of publishes and subscriptions (default 0)
               --clients N        publishers (fan-in), subscribers (fan-out) or pairs (p2p) (default 100)
@@ -66,6 +68,7 @@ public final class OptionsParser {
         int inflight = BenchOptions.DEFAULT_INFLIGHT;
         int threads = Runtime.getRuntime().availableProcessors();
         int subscriberPort = 0;
+        long sessionExpiry = 0;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -94,6 +97,7 @@ public final class OptionsParser {
                     case "host" -> host = nonBlank(value);
                     case "port" -> port = intIn(value, 1, 65_535);
                     case "subscriber-port" -> subscriberPort = intIn(value, 1, 65_535);
+                    case "session-expiry" -> sessionExpiry = longIn(value, 0, 0xFFFF_FFFFL);
                     case "protocol" -> protocol = Protocol.parse(value);
                     case "qos" -> qos = intIn(value, 0, 2);
                     case "clients" -> clients = intIn(value, 1, 1_000_000);
@@ -114,7 +118,7 @@ public final class OptionsParser {
             throw new UsageException("--scenario is required (fan-in, fan-out or p2p)");
         }
         return Optional.of(new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration,
-                drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort));
+                drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort, sessionExpiry));
     }
 
     /** {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1.5s}, {@code 1h}; a bare number is seconds. */

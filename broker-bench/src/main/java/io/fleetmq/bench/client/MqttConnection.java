@@ -67,6 +67,14 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
         this.errors = errors;
     }
 
+    private long sessionExpiry;
+
+    /** Connect with this Session Expiry Interval (MQTT 5): a persistent session. */
+    public MqttConnection sessionExpiry(long seconds) {
+        this.sessionExpiry = seconds;
+        return this;
+    }
+
     int keepAliveSeconds() {
         return KEEP_ALIVE_SECONDS;
     }
@@ -168,12 +176,18 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
     public void channelActive(ChannelHandlerContext ctx) {
         // Clean start / clean session: no state from earlier runs, none left behind
         // [MQTT-3.1.2-4] (MQTT 5), [MQTT-3.1.2-6] (3.1.1). MQTT 5 Session Expiry defaults to 0.
-        ctx.writeAndFlush(MqttMessageBuilders.connect()
+        var connect = MqttMessageBuilders.connect()
                 .clientId(clientId)
                 .protocolVersion(protocol.version())
                 .cleanSession(true)
-                .keepAlive(KEEP_ALIVE_SECONDS)
-                .build());
+                .keepAlive(KEEP_ALIVE_SECONDS);
+        if (sessionExpiry > 0 && protocol == Protocol.MQTT_5) {
+            MqttProperties props = new MqttProperties();
+            props.add(new MqttProperties.IntegerProperty(
+                    MqttProperties.MqttPropertyType.SESSION_EXPIRY_INTERVAL.value(), (int) sessionExpiry));
+            connect.properties(props);
+        }
+        ctx.writeAndFlush(connect.build());
         connAckTimeout = ctx.executor().schedule(() -> {
             failConnect("no CONNACK within " + HANDSHAKE_TIMEOUT.toSeconds() + " s");
             closing = true;

@@ -64,7 +64,8 @@ public final class BenchmarkRun {
         for (Topology.Subscriber spec : topology.subscribers()) {
             Subscriber subscriber = new Subscriber(spec, topology.publishers().size(), stats);
             subscribers.add(subscriber);
-            subscriberConnections.add(new MqttConnection(spec.clientId(), options.protocol(), subscriber, stats::error));
+            subscriberConnections.add(new MqttConnection(spec.clientId(), options.protocol(), subscriber, stats::error)
+                    .sessionExpiry(options.sessionExpiry()));
         }
         for (Topology.Publisher spec : topology.publishers()) {
             Publisher publisher = new Publisher(spec, qos, options.payloadBytes(), ratePerPublisher,

@@ -68,6 +68,12 @@ public final class DeviceQueues {
             return 1
             """;
 
+    private static final String DELETE = """
+            local n = redis.call('ZCARD', KEYS[1])
+            redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+            return n
+            """;
+
     private static final String PACKET_ID = """
             if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
               redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
@@ -77,7 +83,11 @@ public final class DeviceQueues {
             return 0
             """;
 
-    /** One queued message. */
+    /**
+     * One queued message; {@code packetId} is 0 if it was never sent, the identifier it was sent
+     * with, or minus that identifier once the client answered its QoS 2 PUBLISH with PUBREC (what
+     * is left is PUBREL and PUBCOMP).
+     */
     public record Entry(long seq, byte[] value, int packetId) {
     }
 
@@ -146,16 +156,19 @@ public final class DeviceQueues {
                 .thenApply(r -> null);
     }
 
-    /** Remembers the packet identifier an entry was sent with, for resending it after a reconnect. */
+    /**
+     * Remembers the packet identifier an entry was sent with, for resending it after a reconnect;
+     * negative once PUBREC came for it (see {@link Entry}).
+     */
     public CompletionStage<Void> sentWith(String clientId, long seq, int packetId) {
         return commands().<Long>eval(PACKET_ID, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
                 bytes(Integer.toString(packetId)), bytes(Long.toString(ttl.toMillis())))
                 .thenApply(r -> null);
     }
 
-    /** Deletes the client's queue: its session ended. */
-    public CompletionStage<Void> delete(String clientId) {
-        return commands().del(keys(clientId)).thenApply(r -> null);
+    /** Deletes the client's queue: its session ended. Completes with the number of messages it held. */
+    public CompletionStage<Long> delete(String clientId) {
+        return commands().<Long>eval(DELETE, ScriptOutputType.INTEGER, keys(clientId));
     }
 
     /** Messages queued for the client. */

@@ -71,7 +71,9 @@ public final class ClusterRouter {
         }
         Map<String, List<Subscription>> byNode = new HashMap<>(4);
         for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
-            if (queuedForDevice(client.getKey(), message, client.getValue())) {
+            if (application(client.getKey())) {
+                toApplication(client.getKey(), new Downlink(partition, offset, message, client.getValue()));
+            } else if (queuedForDevice(client.getKey(), message, client.getValue())) {
                 toDeviceQueue(client.getKey(), new Downlink(partition, offset, message, client.getValue()));
             } else {
                 for (Subscription s : client.getValue()) {
@@ -83,6 +85,8 @@ public final class ClusterRouter {
             Subscription member = choose(group.getValue(), partition, offset);
             if (member == null) {
                 drops.count(MessageDrops.Reason.NO_SESSION);
+            } else if (application(member.clientId())) {
+                toApplication(member.clientId(), new Downlink(partition, offset, message, List.of(member)));
             } else if (queuedForDevice(member.clientId(), message, List.of(member))) {
                 toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, List.of(member)));
             } else {
@@ -126,6 +130,29 @@ public final class ClusterRouter {
         return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.DEVICE.equals(s.clientType());
     }
 
+    /**
+     * Whether the client is a persistent APPLICATION session: everything for it, QoS 0 too, goes to
+     * its backlog topic, where it waits as long as the client takes (DESIGN.md, promise 4).
+     */
+    private boolean application(String clientId) {
+        SessionState s = directory.get(clientId).orElse(null);
+        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(s.clientType());
+    }
+
+    private boolean persistentDevice(String clientId) {
+        SessionState s = directory.get(clientId).orElse(null);
+        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.DEVICE.equals(s.clientType());
+    }
+
+    private void toApplication(String clientId, Downlink d) {
+        producer.send(topics.app(clientId), 0, clientId, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
+            if (e != null && !downlinkFailed.getAndSet(true)) {
+                log.warn("Message for the backlog of {} not stored; the batch is routed again: {}", clientId,
+                        e.toString());
+            }
+        });
+    }
+
     private void toDeviceQueue(String clientId, Downlink d) {
         producer.send(topics.devicePersisted(), null, clientId, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
             if (e != null && !downlinkFailed.getAndSet(true)) {
@@ -163,14 +190,30 @@ public final class ClusterRouter {
         });
     }
 
+    /**
+     * Overlapping plain subscriptions of one client get one copy between them [MQTT-3.3.4-2]; a
+     * shared subscription gets its own copy, also when the same client has a plain one (4.8.2).
+     */
     private void deliverHere(BrokerMessage message, List<Subscription> matched) {
-        for (Map.Entry<String, List<Subscription>> e : Matches.byClient(matched).entrySet()) {
-            SessionActor actor = sessions.get(e.getKey());
-            if (actor == null) {
-                drops.count(MessageDrops.Reason.NO_SESSION);
+        List<Subscription> plain = new ArrayList<>(matched.size());
+        for (Subscription s : matched) {
+            if (s.isShared()) {
+                deliverTo(s.clientId(), message, List.of(s));
             } else {
-                actor.deliver(message, e.getValue());
+                plain.add(s);
             }
+        }
+        for (Map.Entry<String, List<Subscription>> e : Matches.byClient(plain).entrySet()) {
+            deliverTo(e.getKey(), message, e.getValue());
+        }
+    }
+
+    private void deliverTo(String clientId, BrokerMessage message, List<Subscription> matched) {
+        SessionActor actor = sessions.get(clientId);
+        if (actor == null) {
+            drops.count(MessageDrops.Reason.NO_SESSION);
+        } else {
+            actor.deliver(message, matched);
         }
     }
 
@@ -179,8 +222,9 @@ public final class ClusterRouter {
     }
 
     /**
-     * One member of a shared group: among those connected, else among those whose node is alive
-     * (their session queues it), picked by the message's position so any node picks the same.
+     * One member of a shared group: among those connected, else among those that can keep it for
+     * later (a persistent DEVICE member's queue in Redis, or a session on a live node), picked by the
+     * message's position so any node picks the same.
      */
     private Subscription choose(List<Subscription> members, int partition, long offset) {
         List<Subscription> online = new ArrayList<>(members.size());
@@ -188,6 +232,9 @@ public final class ClusterRouter {
         for (Subscription s : members) {
             String node = nodeOf(s);
             if (!membership.isAlive(node)) {
+                if (persistentDevice(s.clientId())) {
+                    reachable.add(s); // its queue in Redis takes it whatever node it was on
+                }
                 continue;
             }
             reachable.add(s);

@@ -60,6 +60,7 @@ public final class ConnectSequencer {
     private final int partitions;
     private final Duration catchUpTimeout;
     private final io.fleetmq.persistence.redis.DeviceQueues deviceQueues;
+    private io.fleetmq.kafka.app.AppTopics appTopics;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
@@ -82,6 +83,11 @@ public final class ConnectSequencer {
         this.clock = clock;
         this.partitions = partitions;
         this.catchUpTimeout = catchUpTimeout;
+    }
+
+    /** Where persistent APPLICATION sessions get their backlog topics; null: none are made. */
+    public void appTopics(io.fleetmq.kafka.app.AppTopics topics) {
+        this.appTopics = topics;
     }
 
     /** Runs {@code task} on the sequencer's thread, between events. */
@@ -187,6 +193,14 @@ public final class ConnectSequencer {
                     publishWill(cur.clientId(), will.message());
                 }
             }
+        }
+        if (appTopics != null && c.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(c.clientType())) {
+            // The backlog exists before the session does, so nothing routed to it can miss it.
+            appTopics.ensure(c.clientId());
+        }
+        if (appTopics != null && cur != null && !present && ClientTypes.APPLICATION.equals(cur.clientType())
+                && !(c.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(c.clientType()))) {
+            appTopics.delete(c.clientId()); // a clean start ends the old session and its backlog
         }
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
                 c.will(), c.requestId(), c.clientType()));
@@ -321,6 +335,10 @@ public final class ConnectSequencer {
     }
 
     private void delete(String clientId) {
+        SessionState ending = directory.get(clientId).orElse(null);
+        if (appTopics != null && ending != null && ClientTypes.APPLICATION.equals(ending.clientType())) {
+            appTopics.delete(clientId); // the session's backlog ends with it
+        }
         SessionDirectory.Pending p = directory.written(clientId, null);
         track(producer.send(topics.sessions(), clientId, null).whenComplete((m, e) -> settle(clientId, p, m, e)));
     }
@@ -338,7 +356,11 @@ public final class ConnectSequencer {
     private void deleteSubscriptions(String clientId, long epoch) {
         if (deviceQueues != null) {
             // The session of a gone node ended here: its DEVICE queue goes with it.
-            track(deviceQueues.delete(clientId).toCompletableFuture());
+            track(deviceQueues.delete(clientId).thenAccept(held -> {
+                for (long i = 0; i < held; i++) {
+                    drops.count(MessageDrops.Reason.SESSION_ENDED);
+                }
+            }).toCompletableFuture());
         }
         track(producer.send(topics.subscriptions(), null, clientId, null, ClusterLink.headers(epoch)));
     }

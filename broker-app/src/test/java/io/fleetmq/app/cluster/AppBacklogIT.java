@@ -1,0 +1,199 @@
+package io.fleetmq.app.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
+import io.fleetmq.app.support.TestCluster;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.RawMqtt;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Persistent APPLICATION sessions (client IDs starting with {@code app-} here) have their backlog
+ * in a Kafka topic of their own: it survives their absence and a change of node, what they did not
+ * acknowledge comes again with DUP, and a stalled one never holds devices up.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class AppBacklogIT {
+
+    private static final Duration WAIT = Duration.ofSeconds(120);
+
+    @TempDir
+    static Path workDir;
+
+    private static TestCluster cluster;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = TestCluster.start(workDir, 2, Map.of("APPLICATION_CLIENT_ID_PATTERN", "app-.*"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static Mqtt5BlockingClient client(String id, int node) {
+        return Mqtt5Client.builder().identifier(id).serverHost("127.0.0.1").serverPort(cluster.port(node))
+                .buildBlocking();
+    }
+
+    private static void publish(String topic, int from, int to, int node) {
+        Mqtt5BlockingClient pub = client("pub-" + topic.replace('/', '-') + "-" + from, node);
+        pub.connect();
+        for (int m = from; m < to; m++) {
+            pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE)
+                    .payload(Integer.toString(m).getBytes(StandardCharsets.UTF_8)).send();
+        }
+        pub.disconnect();
+    }
+
+    /** A persistent subscriber that subscribes, then leaves; its session stays. */
+    private static void subscribeAndLeave(String id, String filter, int node) {
+        Mqtt5BlockingClient c = client(id, node);
+        c.connectWith().cleanStart(true).sessionExpiryInterval(3600).send();
+        c.subscribeWith().topicFilter(filter).qos(MqttQos.AT_LEAST_ONCE).send();
+        c.disconnect();
+    }
+
+    /** Waits until a message published on {@code node} to {@code topic} reaches the other node's subscriber. */
+    private static void awaitRoute(String watcherFilter, String topic, int watcherNode, int publisherNode) {
+        Mqtt5BlockingClient watcher = client("watch-" + topic.replace('/', '-'), watcherNode);
+        watcher.connect();
+        List<String> got = new CopyOnWriteArrayList<>();
+        watcher.toAsync().publishes(MqttGlobalPublishFilter.ALL, p -> got.add(p.getTopic().toString()));
+        watcher.subscribeWith().topicFilter(watcherFilter).qos(MqttQos.AT_LEAST_ONCE).send();
+        Mqtt5BlockingClient probe = client("probe-" + topic.replace('/', '-'), publisherNode);
+        probe.connect();
+        Await.until(WAIT, "routes to node " + watcherNode, () -> {
+            probe.publishWith().topic(topic + "/probe").qos(MqttQos.AT_MOST_ONCE).send();
+            return !got.isEmpty();
+        });
+        probe.disconnect();
+        watcher.disconnect();
+    }
+
+    @Test
+    @Order(1)
+    void anOfflineApplicationGetsItsWholeBacklogInOrderOnAnotherNode() {
+        for (int i = 0; i < 3; i++) {
+            subscribeAndLeave("app-reader-" + i, "backlog/" + i, 1);
+        }
+        awaitRoute("backlog/#", "backlog/route", 1, 2);
+        for (int i = 0; i < 3; i++) {
+            publish("backlog/" + i, 0, 500, 2);
+        }
+        List<List<Integer>> all = new ArrayList<>();
+        List<Mqtt5BlockingClient> readers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Mqtt5BlockingClient r = client("app-reader-" + i, 2);
+            List<Integer> got = new CopyOnWriteArrayList<>();
+            r.toAsync().publishes(MqttGlobalPublishFilter.ALL,
+                    p -> got.add(Integer.parseInt(new String(p.getPayloadAsBytes(), StandardCharsets.UTF_8))));
+            assertTrue(r.connectWith().cleanStart(false).sessionExpiryInterval(3600).send().isSessionPresent());
+            all.add(got);
+            readers.add(r);
+        }
+        Await.until(WAIT, "every backlog", () -> all.stream().allMatch(g -> g.size() >= 500));
+        for (int i = 0; i < 3; i++) {
+            List<Integer> expected = new ArrayList<>();
+            for (int m = 0; m < 500; m++) {
+                expected.add(m);
+            }
+            assertEquals(expected, all.get(i), "app-reader-" + i + ": all 500, in order, once");
+            readers.get(i).disconnectWith().sessionExpiryInterval(0).send();
+        }
+    }
+
+    @Test
+    @Order(2)
+    void whatAKilledApplicationDidNotAcknowledgeComesAgainWithDup() throws Exception {
+        subscribeAndLeave("app-crasher", "crash/t", 1);
+        awaitRoute("crash/#", "crash/route", 1, 2);
+        publish("crash/t", 0, 20, 2);
+
+        List<Integer> acknowledged = new ArrayList<>();
+        try (RawMqtt raw = RawMqtt.connect(cluster.port(1))) {
+            raw.send(RawMqtt.connect(5, false, 60, "app-crasher", "05 11 00000E10")); // expiry 3600 s
+            assertTrue(RawMqtt.parseConnAckV5(raw.readType(2)).sessionPresent());
+            for (int n = 0; n < 20; n++) {
+                RawMqtt.Publish p = RawMqtt.parsePublishV5(raw.readType(3));
+                assertFalse(p.dup(), "first delivery");
+                if (n < 10) {
+                    raw.send(RawMqtt.ack(0x40, p.packetId()));
+                    acknowledged.add(Integer.parseInt(new String(p.payload(), StandardCharsets.UTF_8)));
+                }
+            }
+            // Dies without acknowledging the last ten (the socket just closes).
+        }
+        assertEquals(10, acknowledged.size());
+
+        try (RawMqtt raw = RawMqtt.connect(cluster.port(2))) {
+            raw.send(RawMqtt.connect(5, false, 60, "app-crasher", "05 11 00000E10"));
+            assertTrue(RawMqtt.parseConnAckV5(raw.readType(2)).sessionPresent(), "the session continues elsewhere");
+            List<Integer> again = new ArrayList<>();
+            for (int n = 0; n < 10; n++) {
+                RawMqtt.Publish p = RawMqtt.parsePublishV5(raw.readType(3));
+                assertTrue(p.dup(), "[MQTT-3.3.1-1] a redelivery carries DUP");
+                again.add(Integer.parseInt(new String(p.payload(), StandardCharsets.UTF_8)));
+                raw.send(RawMqtt.ack(0x40, p.packetId()));
+            }
+            assertEquals(List.of(10, 11, 12, 13, 14, 15, 16, 17, 18, 19), again, "the unacknowledged ones, in order");
+            raw.socketTimeout(1_500);
+            assertTrue(raw.nothingWithin(), "nothing acknowledged comes again");
+        }
+    }
+
+    @Test
+    @Order(3)
+    void aStalledApplicationWithALargeBacklogDoesNotHoldDevicesUp() throws Exception {
+        // The application subscribes and then never acknowledges: its window fills at once.
+        try (RawMqtt stalled = RawMqtt.connect(cluster.port(1))) {
+            stalled.send(RawMqtt.connect(5, true, 600, "app-stalled", "08 11 00000E10 21 000A")); // expiry, Receive Maximum 10
+            stalled.readType(2);
+            stalled.send(RawMqtt.subscribeV5(1, "iso/#", 1));
+            stalled.readType(9);
+
+            Mqtt5BlockingClient device = client("device-iso", 1);
+            device.connect();
+            List<String> got = new CopyOnWriteArrayList<>();
+            device.toAsync().publishes(MqttGlobalPublishFilter.ALL,
+                    p -> got.add(new String(p.getPayloadAsBytes(), StandardCharsets.UTF_8)));
+            device.subscribeWith().topicFilter("iso/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            awaitRoute("iso/#", "iso/route", 1, 2);
+
+            publish("iso/x", 0, 3000, 2);
+            Await.until(WAIT, "the device to get all 3000 while the application is stalled",
+                    () -> got.stream().filter(s -> !s.isEmpty()).count() >= 3000);
+            // The application still has received at most its window.
+            int received = 0;
+            for (byte[] p = stalled.readWithin(500); p != RawMqtt.NOTHING && p != null; p = stalled.readWithin(500)) {
+                if ((p[0] & 0xF0) == 0x30 && RawMqtt.parsePublishV5(p).qos() > 0) {
+                    received++;
+                }
+            }
+            assertTrue(received <= 10, "the stalled application was sent only its window, got " + received);
+            device.disconnect();
+        }
+    }
+}

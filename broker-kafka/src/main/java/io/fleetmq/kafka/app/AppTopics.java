@@ -1,0 +1,86 @@
+package io.fleetmq.kafka.app;
+
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.KafkaSettings;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Creates and deletes the backlog topics of persistent APPLICATION clients. */
+public final class AppTopics {
+
+    private static final Logger log = LoggerFactory.getLogger(AppTopics.class);
+
+    private final Admin admin;
+    private final KafkaSettings settings;
+    private final BrokerTopics topics;
+    private final Duration retention;
+    private final long retentionBytes;
+
+    public AppTopics(Admin admin, KafkaSettings settings, Duration retention, long retentionBytes) {
+        this.admin = admin;
+        this.settings = settings;
+        this.topics = new BrokerTopics(settings.topicPrefix());
+        this.retention = retention;
+        this.retentionBytes = retentionBytes;
+    }
+
+    public String topic(String clientId) {
+        return topics.app(clientId);
+    }
+
+    /** The consumer group whose committed offset is the client's position in its backlog. */
+    public String group(String clientId) {
+        return topics.app(clientId);
+    }
+
+    /** Creates the client's backlog topic if it is missing; false if Kafka did not. */
+    public boolean ensure(String clientId) {
+        NewTopic topic = new NewTopic(topic(clientId), 1, settings.replicationFactor()).configs(Map.of(
+                TopicConfig.RETENTION_MS_CONFIG, Long.toString(retention.toMillis()),
+                TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes)));
+        try {
+            admin.createTopics(List.of(topic)).all().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            log.info("Created APPLICATION backlog {} for {}", topic.name(), clientId);
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof TopicExistsException) {
+                return true;
+            }
+            log.warn("Cannot create the backlog topic of {}: {}", clientId, e.getCause().toString());
+            return false;
+        } catch (TimeoutException e) {
+            log.warn("Kafka did not create the backlog topic of {} in time", clientId);
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Deletes the client's backlog topic and its committed position: the session ended. */
+    public void delete(String clientId) {
+        admin.deleteTopics(List.of(topic(clientId))).all().whenComplete((v, e) -> {
+            if (e != null && !(e instanceof UnknownTopicOrPartitionException)
+                    && !(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                log.warn("Cannot delete the backlog topic of {}: {}", clientId, e.toString());
+            }
+        });
+        admin.deleteConsumerGroups(List.of(group(clientId))).all().whenComplete((v, e) -> {
+            if (e != null && !(e instanceof GroupIdNotFoundException) && !(e.getCause() instanceof GroupIdNotFoundException)) {
+                log.debug("Cannot delete the backlog position of {}: {}", clientId, e.toString());
+            }
+        });
+    }
+}
