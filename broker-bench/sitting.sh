@@ -47,7 +47,7 @@ BROKER_DATA_DIR="$out/standalone" MQTT_TCP_PORT=12883 HTTP_PORT=12083 MQTT_WS_EN
 EMBEDDED_KAFKA_PORT=12092 EMBEDDED_KAFKA_CONTROLLER_PORT=12093 EMBEDDED_REDIS_PORT=12379 EMBEDDED_POSTGRES_PORT=12432 \
   java -Xmx2g -jar broker-app/target/fleetmq.jar >"$out/standalone.log" 2>&1 &
 node=$!
-until grep -q "ready in" "$out/standalone.log"; do sleep 0.5; kill -0 "$node"; done
+until grep -q "FleetMQ node .* ready in" "$out/standalone.log"; do sleep 0.5; kill -0 "$node"; done
 series standalone 12883
 run standalone-p2p-qos1-persistent-device --scenario p2p --qos 1 --session-expiry 300 --port 12883 --warmup $warmup --duration $duration
 echo "== standalone-backlog-device" >&2
