@@ -8,8 +8,7 @@ import java.util.stream.Collectors;
 
 /**
  * The subscriptions a published topic matched. Non-shared subscriptions each get a copy of the
- * message; each shared group gets one copy, delivered to one member the caller picks (see
- * {@link SharedGroupSelector}).
+ * message; each shared group gets one copy, delivered to one member the caller picks.
  *
  * @param direct every matching non-shared subscription; a client whose subscriptions overlap
  *     appears once per matching subscription (MQTT 5.0 section 3.3.4 leaves the merge to the
