@@ -183,6 +183,10 @@ final class Messaging implements AutoCloseable {
                 router::flushed, cluster.nodeTimeout());
         consumer.start();
 
+        Gauge.builder("fleetmq.publish.routing.backlog", consumer, PublishConsumer::lag)
+                .description("PUBLISH records in the partitions this node routes that it has not read yet")
+                .register(meters);
+
         Gauge.builder("fleetmq.sessions", sessions, SessionRegistry::size)
                 .description("Sessions on this node, connected or not").register(meters);
         Gauge.builder("fleetmq.cluster.sessions", directory, SessionDirectory::size)

@@ -110,6 +110,8 @@ public final class GroupConsumer<T> implements AutoCloseable {
     private volatile boolean running;
     private volatile Throwable failure;
     private volatile Set<Integer> owned = Set.of();
+    /** Records in the owned partitions not yet read, as of the last poll. */
+    private volatile long lag;
     private KafkaConsumer<String, byte[]> consumer;
     private Thread thread;
 
@@ -165,6 +167,22 @@ public final class GroupConsumer<T> implements AutoCloseable {
         return running;
     }
 
+    /**
+     * Records in this node's partitions that it has not read yet, as of its last poll (from the
+     * high watermarks of its fetches; 0 before the first fetch and while it owns nothing).
+     */
+    public long lag() {
+        return lag;
+    }
+
+    private long currentLag() {
+        long sum = 0;
+        for (TopicPartition tp : consumer.assignment()) {
+            sum += consumer.currentLag(tp).orElse(0);
+        }
+        return sum;
+    }
+
     public Optional<Throwable> failure() {
         return Optional.ofNullable(failure);
     }
@@ -174,6 +192,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
             consumer.subscribe(List.of(topic), new Rebalance());
             while (!stopping) {
                 ConsumerRecords<String, byte[]> records = consumer.poll(hooks.pollTimeout());
+                lag = currentLag();
                 hooks.idle().run();
                 if (records.isEmpty()) {
                     continue;

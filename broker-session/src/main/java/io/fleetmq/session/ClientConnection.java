@@ -9,10 +9,16 @@ import io.fleetmq.core.mqtt.ProtocolVersion;
  */
 public interface ClientConnection {
 
-    /** Queues a packet for the client and flushes. */
-    void send(Packet packet);
+    /**
+     * Queues a packet for the client without sending it yet: the session writes what one mailbox
+     * turn produces and then calls {@link #flush()} once, so that many packets share one system call.
+     */
+    void write(Packet packet);
 
-    /** Sends {@code last} (may be null), then closes the connection. */
+    /** Sends everything written so far. */
+    void flush();
+
+    /** Sends what was written, then {@code last} (may be null), then closes the connection. */
     void sendAndClose(Packet last);
 
     /** Whether the socket's outbound buffer has room; the session holds back QoS 0 traffic when not. */

@@ -43,9 +43,15 @@ public final class MessageDrops {
     }
 
     public void count(Reason reason) {
-        counters.computeIfAbsent(reason, r -> Counter.builder("fleetmq.messages.dropped")
-                .description("Messages not delivered, by reason")
-                .tag("reason", r.name().toLowerCase(java.util.Locale.ROOT))
-                .register(registry)).increment();
+        Counter counter = counters.get(reason);
+        if (counter == null) {
+            // Only the first drop of a reason registers its counter; an overloaded subscriber can
+            // drop hundreds of thousands a second, so the common case allocates nothing.
+            counter = counters.computeIfAbsent(reason, r -> Counter.builder("fleetmq.messages.dropped")
+                    .description("Messages not delivered, by reason")
+                    .tag("reason", r.name().toLowerCase(java.util.Locale.ROOT))
+                    .register(registry));
+        }
+        counter.increment();
     }
 }

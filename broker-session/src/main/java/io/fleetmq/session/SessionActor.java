@@ -32,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -47,6 +48,8 @@ public final class SessionActor {
 
     private static final Logger log = LoggerFactory.getLogger(SessionActor.class);
     private static final long NEVER_EXPIRES = 0xFFFF_FFFFL;
+    /** Deliveries taken from the inbox per turn; the rest wait for the actor's next turn. */
+    static final int DELIVERIES_PER_TURN = 1024;
 
     private final String clientId;
     private final SessionServices services;
@@ -69,8 +72,18 @@ public final class SessionActor {
     private final Map<Integer, String> inboundAliases = new HashMap<>();
     /** QoS 1/2 PUBLISH received and not yet acknowledged by us (Receive Maximum, [MQTT-3.3.4-9]). */
     private int inboundUnacknowledged;
-    /** Deliveries told to the mailbox and not yet processed; bounds the mailbox of a slow subscriber. */
+    /** Written to since the last flush; flushed at the end of the turn. */
+    private ClientConnection unflushed;
+
+    // ---- deliveries from the router (any thread) on their way into the actor
+    private final ConcurrentLinkedQueue<Routed> inbox = new ConcurrentLinkedQueue<>();
+    /** Deliveries in the inbox; bounds what a slow subscriber piles up. */
     private final java.util.concurrent.atomic.AtomicInteger deliveriesPending = new java.util.concurrent.atomic.AtomicInteger();
+    /** Set while a task that takes from the inbox is told or running; only its winner tells one. */
+    private final java.util.concurrent.atomic.AtomicBoolean inboxScheduled = new java.util.concurrent.atomic.AtomicBoolean();
+    private final Runnable takeFromInbox = this::takeFromInbox;
+    /** The inbox still held deliveries when this turn's share was taken; the end of the turn tells the next. */
+    private boolean inboxBacklog;
 
     // ---- the session (survives reconnects until it ends)
     private long sessionExpirySeconds;
@@ -117,6 +130,10 @@ public final class SessionActor {
                                   List<Runnable> deferred, ScheduledFuture<?> timeout) {
     }
 
+    /** A message the router handed over, with this client's subscriptions that matched it. */
+    private record Routed(BrokerMessage message, List<Subscription> matched) {
+    }
+
     /** A message on its way to this client, with the options of the subscriptions that matched. */
     private record Delivery(BrokerMessage message, int qos, boolean retain, List<Integer> subscriptionIds) {
     }
@@ -132,7 +149,7 @@ public final class SessionActor {
         this.clientId = clientId;
         this.services = services;
         this.registry = registry;
-        this.mailbox = new Mailbox(services.actorPool(), "session " + clientId);
+        this.mailbox = new Mailbox(services.actorPool(), "session " + clientId, this::endOfTurn);
     }
 
     public String clientId() {
@@ -261,10 +278,61 @@ public final class SessionActor {
             return;
         }
         deliveriesPending.incrementAndGet();
-        mailbox.tell(() -> {
+        inbox.offer(new Routed(message, matched));
+        if (inboxScheduled.compareAndSet(false, true) && !mailbox.tell(takeFromInbox)) {
+            discardInbox();
+        }
+    }
+
+    /** The mailbox is closed (the session ended): what waits in the inbox is counted as dropped. */
+    private void discardInbox() {
+        inboxScheduled.set(false);
+        for (Routed r = inbox.poll(); r != null; r = inbox.poll()) {
             deliveriesPending.decrementAndGet();
-            onDeliver(message, matched);
-        });
+            services.drops().count(MessageDrops.Reason.NO_SESSION);
+        }
+    }
+
+    /** Takes this turn's share of the inbox; the rest waits for the next turn (see {@link #endOfTurn}). */
+    private void takeFromInbox() {
+        try {
+            for (int i = 0; i < DELIVERIES_PER_TURN; i++) {
+                Routed r = inbox.poll();
+                if (r == null) {
+                    break;
+                }
+                deliveriesPending.decrementAndGet();
+                try {
+                    onDeliver(r.message(), r.matched());
+                } catch (RuntimeException e) {
+                    log.warn("{}: a delivery failed; continuing with the next", clientId, e);
+                }
+            }
+        } finally {
+            if (!inbox.isEmpty()) {
+                inboxBacklog = true; // stays scheduled: no other take is told meanwhile
+            } else {
+                inboxScheduled.set(false);
+                // A delivery that arrived between the last poll and the line above found the flag still set.
+                if (!inbox.isEmpty() && inboxScheduled.compareAndSet(false, true)) {
+                    inboxBacklog = true;
+                }
+            }
+        }
+    }
+
+    /**
+     * After every mailbox turn: the next share of a delivery backlog goes behind the other actors'
+     * turns, and what the turn wrote is flushed at once.
+     */
+    private void endOfTurn() {
+        if (inboxBacklog) {
+            inboxBacklog = false;
+            if (!mailbox.tell(takeFromInbox)) {
+                discardInbox();
+            }
+        }
+        flush();
     }
 
     /** The connect sequence's answer to one of this session's CONNECTs. */
@@ -436,7 +504,7 @@ public final class SessionActor {
             serverKeepAlive = keepAlive; // [MQTT-3.2.2-21] the client must use ours
         }
 
-        conn.send(new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
+        write(conn, new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
                 sessionExpirySeconds != requestedExpiry ? sessionExpirySeconds : -1,
                 limits.receiveMaximum(), -1, true, limits.maximumPacketSize(), limits.topicAliasMaximum(),
                 true, true, true, serverKeepAlive,
@@ -466,7 +534,7 @@ public final class SessionActor {
         // Resume: unacknowledged messages first, in their original order, with DUP set [MQTT-4.4.0-1].
         for (Map.Entry<Integer, InFlight> e : inFlight.entrySet()) {
             InFlight f = e.getValue();
-            conn.send(f.released()
+            write(conn, f.released()
                     ? new Ack(AckType.PUBREL, e.getKey(), ReasonCode.SUCCESS, null)
                     : withAlias(f.publish().withDup(true), false));
         }
@@ -519,7 +587,7 @@ public final class SessionActor {
         } else if (packet instanceof Packet.Unsubscribe u) {
             onUnsubscribe(u);
         } else if (packet instanceof Packet.PingReq) {
-            connection.send(new Packet.PingResp());
+            write(connection, new Packet.PingResp());
         } else if (packet instanceof Packet.Disconnect d) {
             onDisconnect(d);
         } else if (packet instanceof Packet.Connect) {
@@ -563,7 +631,7 @@ public final class SessionActor {
             if (p.qos() == 2 && inboundQos2.containsKey(p.packetId())) {
                 // A resend of a QoS 2 message we already have: acknowledge again, never store twice [MQTT-4.3.3-10].
                 if (inboundQos2.get(p.packetId())) {
-                    connection.send(new Ack(AckType.PUBREC, p.packetId(), ReasonCode.SUCCESS, null));
+                    write(connection, new Ack(AckType.PUBREC, p.packetId(), ReasonCode.SUCCESS, null));
                 }
                 return false;
             }
@@ -576,7 +644,7 @@ public final class SessionActor {
             if (p.qos() == 0) {
                 throw new ProtocolViolation(ReasonCode.PAYLOAD_FORMAT_INVALID, "payload is not valid UTF-8");
             }
-            connection.send(new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(),
+            write(connection, new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(),
                     ReasonCode.PAYLOAD_FORMAT_INVALID, reasonString("payload is not valid UTF-8")));
             return false;
         }
@@ -628,7 +696,7 @@ public final class SessionActor {
         }
         ReasonCode code = error == null ? ReasonCode.SUCCESS : ReasonCode.UNSPECIFIED_ERROR;
         String reason = error == null ? null : reasonString("message not stored: " + error.getMessage());
-        from.send(new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason));
+        write(from, new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason));
     }
 
     private String resolveInboundTopic(Packet.Publish p) {
@@ -668,7 +736,7 @@ public final class SessionActor {
             case PUBREC -> {
                 InFlight f = inFlight.get(id);
                 if (f == null || f.publish().qos() != 2) {
-                    connection.send(new Ack(AckType.PUBREL, id, ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
+                    write(connection, new Ack(AckType.PUBREL, id, ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
                 } else if (a.reasonCode().isError()) {
                     inFlight.remove(id); // the client refused it; with an error PUBREC the QoS 2 flow ends
                     delivered(f);
@@ -678,7 +746,7 @@ public final class SessionActor {
                     if (f.seq() > 0) {
                         services.deviceQueues().sentWith(clientId, f.seq(), -id); // resume with PUBREL
                     }
-                    connection.send(new Ack(AckType.PUBREL, id, ReasonCode.SUCCESS, null));
+                    write(connection, new Ack(AckType.PUBREL, id, ReasonCode.SUCCESS, null));
                 }
             }
             case PUBCOMP -> {
@@ -695,7 +763,7 @@ public final class SessionActor {
                     inboundUnacknowledged = Math.max(0, inboundUnacknowledged - 1);
                 }
                 // [MQTT-4.3.3-11] after PUBREL the ID may be reused; PUBCOMP either way.
-                connection.send(new Ack(AckType.PUBCOMP, id,
+                write(connection, new Ack(AckType.PUBCOMP, id,
                         stored == null ? ReasonCode.PACKET_IDENTIFIER_NOT_FOUND : ReasonCode.SUCCESS, null));
             }
         }
@@ -730,7 +798,7 @@ public final class SessionActor {
             }
         }
         subscriptionsChanged();
-        connection.send(new Packet.SubAck(s.packetId(), codes, null));
+        write(connection, new Packet.SubAck(s.packetId(), codes, null));
         for (Subscription sub : added) {
             for (BrokerMessage retained : services.retained().match(sub.topicFilter())) {
                 if (retained.isExpired(services.clock().getAsLong())) {
@@ -754,7 +822,7 @@ public final class SessionActor {
         if (codes.contains(ReasonCode.SUCCESS)) {
             subscriptionsChanged();
         }
-        connection.send(new Packet.UnsubAck(u.packetId(), codes, null));
+        write(connection, new Packet.UnsubAck(u.packetId(), codes, null));
     }
 
     private void onDisconnect(Packet.Disconnect d) {
@@ -789,7 +857,7 @@ public final class SessionActor {
     private Delivery toDelivery(BrokerMessage message, List<Subscription> matched) {
         int qos = -1;
         boolean retain = false;
-        List<Integer> ids = new ArrayList<>(1);
+        List<Integer> ids = List.of();
         for (Subscription sub : matched) {
             if (sub.noLocal() && sub.shareGroup() == null && clientId.equals(message.publisherId())) {
                 continue; // [MQTT-3.8.3-3]
@@ -798,6 +866,9 @@ public final class SessionActor {
             qos = Math.max(qos, Math.min(message.qos(), sub.qos()));
             retain |= sub.retainAsPublished() && message.retain(); // [MQTT-3.3.1-12/13]
             if (sub.subscriptionId() > 0) {
+                if (ids.isEmpty()) {
+                    ids = new ArrayList<>(matched.size());
+                }
                 ids.add(sub.subscriptionId());
             }
         }
@@ -868,7 +939,7 @@ public final class SessionActor {
             Packet.Publish placeholder = new Packet.Publish("-", 0, new byte[0], 2, false, true, -packetId, -1, -1,
                     null, null, null, List.of(), List.of());
             inFlight.put(-packetId, new InFlight(placeholder, true, seq, -1));
-            connection.send(new Ack(AckType.PUBREL, -packetId, ReasonCode.SUCCESS, null));
+            write(connection, new Ack(AckType.PUBREL, -packetId, ReasonCode.SUCCESS, null));
             return;
         }
         if (packetId < 0) {
@@ -959,12 +1030,20 @@ public final class SessionActor {
         if (d.qos() == 0) {
             if (connection == null) {
                 services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0);
-            } else if (connection.isWritable() && qos0Queued.isEmpty()) {
+                return;
+            }
+            // The socket may have drained while its writable signal is still on its way through
+            // the mailbox: what waits goes first, in order, without waiting for that signal.
+            drainQos0();
+            if (qos0Queued.isEmpty() && connection.isWritable()) {
                 send(d);
-            } else if (qos0Queued.size() >= services.limits().maxQueuedQos0()) {
-                services.drops().count(MessageDrops.Reason.QOS0_QUEUE_FULL);
             } else {
-                qos0Queued.add(d);
+                flush(); // the socket is full: let it start on what this turn wrote
+                if (qos0Queued.size() >= services.limits().maxQueuedQos0()) {
+                    services.drops().count(MessageDrops.Reason.QOS0_QUEUE_FULL);
+                } else {
+                    qos0Queued.add(d);
+                }
             }
             return;
         }
@@ -1027,8 +1106,24 @@ public final class SessionActor {
                 services.deviceQueues().sentWith(clientId, seq, packetId); // survives a reconnect
             }
         }
-        connection.send(withAlias(resend || redelivery && d.qos() > 0 ? publish.withDup(true) : publish, true));
+        write(connection, withAlias(resend || redelivery && d.qos() > 0 ? publish.withDup(true) : publish, true));
         return true;
+    }
+
+    /** Writes {@code packet} to {@code conn}; it goes out with the next {@link #flush()}, at the latest at the end of the turn. */
+    private void write(ClientConnection conn, Packet packet) {
+        if (unflushed != conn) {
+            flush(); // a connection replaced within this turn still gets what was written to it
+            unflushed = conn;
+        }
+        conn.write(packet);
+    }
+
+    private void flush() {
+        if (unflushed != null) {
+            unflushed.flush();
+            unflushed = null;
+        }
     }
 
     /**

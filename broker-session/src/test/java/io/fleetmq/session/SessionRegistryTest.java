@@ -7,16 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
-import io.fleetmq.core.cluster.NodeCommand;
-import io.fleetmq.core.cluster.SessionEvent;
-import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.subscription.Subscription;
-import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.retained.RetainedIndex;
@@ -42,6 +34,7 @@ class SessionRegistryTest {
     private final Deque<Runnable> turns = new ArrayDeque<>();
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
     private SessionRegistry registry;
+    private final InMemoryConnectSequence sequence = new InMemoryConnectSequence(turns::add);
 
     /** A connection that records what the session sends it. */
     private static final class RecordingConnection implements ClientConnection {
@@ -49,8 +42,12 @@ class SessionRegistryTest {
         boolean closed;
 
         @Override
-        public void send(Packet packet) {
+        public void write(Packet packet) {
             sent.add(packet);
+        }
+
+        @Override
+        public void flush() {
         }
 
         @Override
@@ -85,60 +82,15 @@ class SessionRegistryTest {
         }
     }
 
-    /**
-     * The connect sequence of one node, in memory: it accepts every CONNECT in order (the later
-     * one of a client ID wins) and answers in a turn of its own, as the Kafka one answers later.
-     */
-    private final class LocalSequence implements ClusterPort {
-        final Map<String, SessionState> sessions = new HashMap<>();
-
-        @Override
-        public long incarnation() {
-            return 1;
-        }
-
-        @Override
-        public Duration connectTimeout() {
-            return Duration.ofSeconds(30);
-        }
-
-        @Override
-        public CompletableFuture<?> event(SessionEvent event) {
-            if (event instanceof SessionEvent.Connect c) {
-                SessionState old = sessions.get(c.clientId());
-                long epoch = old == null ? 1 : old.epoch() + 1;
-                boolean present = old != null && !c.cleanStart();
-                sessions.put(c.clientId(), new SessionState(c.clientId(), "node", 1, epoch, true,
-                        c.sessionExpirySeconds(), 0, null, c.requestId(), c.clientType()));
-                turns.add(() -> registry.command(new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch,
-                        present)));
-            } else if (event instanceof SessionEvent.Disconnected d) {
-                SessionState s = sessions.get(d.clientId());
-                if (s != null && s.epoch() == d.epoch() && d.sessionExpirySeconds() == 0) {
-                    sessions.remove(d.clientId());
-                }
-            }
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public Optional<SessionState> session(String clientId) {
-            return Optional.ofNullable(sessions.get(clientId));
-        }
-
-        @Override
-        public void subscriptionsChanged(String clientId, long epoch, List<Subscription> subscriptions) {
-        }
-    }
-
     @BeforeEach
     void setUp() {
         // The paths exercised here publish nothing: no publish log or retained store is needed.
         SessionServices services = new SessionServices("node", MqttLimits.defaults(), null, null,
                 new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), turns::add, timers,
                 new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
-                new LocalSequence(), null, new io.fleetmq.session.cluster.ClientTypes(null), null);
+                sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null);
         registry = new SessionRegistry(services);
+        sequence.registry = registry;
     }
 
     @AfterEach

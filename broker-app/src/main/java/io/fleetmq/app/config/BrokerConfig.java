@@ -29,6 +29,7 @@ public record BrokerConfig(
         int httpPort,
         MqttLimits mqttLimits,
         int connectTimeoutSeconds,
+        int maxWriteBufferBytes,
         KafkaSettings kafka,
         ClusterSettings cluster,
         String applicationClientIdPattern,
@@ -109,6 +110,7 @@ public record BrokerConfig(
                         s.integer("mqtt.max-queued-qos0", 0, 10_000_000),
                         s.integer("mqtt.outbound-topic-alias-maximum", 0, 65_535)),
                 s.integer("mqtt.connect-timeout", 1, 3_600),
+                s.integer("mqtt.max-write-buffer", 1_024, 1_073_741_824),
                 new KafkaSettings(
                         s.string("kafka.bootstrap-servers"),
                         s.string("kafka.topic-prefix"),

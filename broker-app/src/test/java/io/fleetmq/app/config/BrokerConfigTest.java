@@ -60,6 +60,16 @@ class BrokerConfigTest {
     }
 
     @Test
+    void writeBufferOfAClientConnectionIsOneMebibyteUnlessSetAndAtLeastOneKibibyte() {
+        assertEquals(1_048_576, config().maxWriteBufferBytes());
+        env.put("MQTT_MAX_WRITE_BUFFER", "65536");
+        assertEquals(65_536, config().maxWriteBufferBytes());
+        env.put("MQTT_MAX_WRITE_BUFFER", "100");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("mqtt.max-write-buffer (MQTT_MAX_WRITE_BUFFER)"), e.getMessage());
+    }
+
+    @Test
     void listenersCarryTheSettingThatNamesTheirPort() {
         assertEquals("listeners.tcp.port (MQTT_TCP_PORT)", config().tcp().portSetting());
         assertEquals("listeners.wss.port (MQTT_WSS_PORT)", config().wss().portSetting());

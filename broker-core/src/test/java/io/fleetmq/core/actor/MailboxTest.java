@@ -174,6 +174,59 @@ class MailboxTest {
     }
 
     @Test
+    void theEndOfTurnStepRunsOnceAfterEachTurnsTasks() {
+        QueuedExecutor executor = new QueuedExecutor();
+        List<String> ran = new ArrayList<>();
+        Mailbox mailbox = new Mailbox(executor, "client-1", () -> ran.add("end"));
+        for (int i = 0; i < Mailbox.BATCH_SIZE + 1; i++) {
+            mailbox.tell(() -> ran.add("task"));
+        }
+
+        executor.runNext();
+        assertEquals(Mailbox.BATCH_SIZE + 1, ran.size());
+        assertEquals("end", ran.get(Mailbox.BATCH_SIZE), "after the first turn's tasks");
+
+        executor.runAll();
+        assertEquals(List.of("task", "end"), ran.subList(Mailbox.BATCH_SIZE + 1, ran.size()));
+    }
+
+    @Test
+    void aTaskToldByTheEndOfTurnStepWaitsForTheNextTurn() {
+        QueuedExecutor executor = new QueuedExecutor();
+        List<String> ran = new ArrayList<>();
+        AtomicBoolean toldOnce = new AtomicBoolean();
+        Mailbox[] self = new Mailbox[1];
+        self[0] = new Mailbox(executor, "client-1", () -> {
+            ran.add("end");
+            if (toldOnce.compareAndSet(false, true)) {
+                self[0].tell(() -> ran.add("next"));
+            }
+        });
+        self[0].tell(() -> ran.add("first"));
+
+        executor.runNext();
+        assertEquals(List.of("first", "end"), ran);
+        assertEquals(1, executor.queued(), "a turn of its own for the task told at the end");
+
+        executor.runAll();
+        assertEquals(List.of("first", "end", "next", "end"), ran);
+    }
+
+    @Test
+    void aFailingEndOfTurnStepIsLoggedAndTheMailboxGoesOn() {
+        QueuedExecutor executor = new QueuedExecutor();
+        List<String> ran = new ArrayList<>();
+        Mailbox mailbox = new Mailbox(executor, "client-1", () -> {
+            throw new IllegalStateException("flush failed");
+        });
+        mailbox.tell(() -> ran.add("first"));
+        executor.runAll();
+        mailbox.tell(() -> ran.add("second"));
+        executor.runAll();
+        assertEquals(List.of("first", "second"), ran);
+    }
+
+    @Test
     void aFailingTaskIsLoggedWithTheMailboxNameAndTheNextOneRuns() {
         Logger logger = (Logger) LoggerFactory.getLogger(Mailbox.class);
         ListAppender<ILoggingEvent> appender = new ListAppender<>();

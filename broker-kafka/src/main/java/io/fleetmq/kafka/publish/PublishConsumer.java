@@ -76,6 +76,11 @@ public final class PublishConsumer implements AutoCloseable {
         return consumer.ownedPartitions();
     }
 
+    /** Records of the partitions this node routes that it has not read yet; see {@link GroupConsumer#lag()}. */
+    public long lag() {
+        return consumer.lag();
+    }
+
     public boolean isRunning() {
         return consumer.isRunning();
     }

@@ -211,8 +211,15 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     // ------------------------------------------------------------------ ClientConnection (any thread)
 
     @Override
-    public void send(Packet packet) {
-        channel.writeAndFlush(PacketMapper.outbound(packet, version.isV5()), channel.voidPromise());
+    public void write(Packet packet) {
+        // From the actor's thread each write becomes a task on the event loop that does not wake it;
+        // the flush that follows does. Netty counts the bytes at once, so isWritable() sees them.
+        channel.write(PacketMapper.outbound(packet, version.isV5()), channel.voidPromise());
+    }
+
+    @Override
+    public void flush() {
+        channel.flush();
     }
 
     @Override
@@ -226,6 +233,7 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     private void close() {
         closing = true;
+        channel.flush(); // what the session wrote before it decided to close
         channel.close();
     }
 

@@ -265,11 +265,16 @@ final class PacketMapper {
         if (p.topicAlias() > 0) {
             addInt(props, MqttPropertyType.TOPIC_ALIAS, p.topicAlias());
         }
-        for (int id : p.subscriptionIds()) {
-            props.add(new MqttProperties.IntegerProperty(MqttPropertyType.SUBSCRIPTION_IDENTIFIER.value(), id));
+        // Most deliveries carry neither; the checks spare an iterator per packet on the delivery path.
+        if (!p.subscriptionIds().isEmpty()) {
+            for (int id : p.subscriptionIds()) {
+                props.add(new MqttProperties.IntegerProperty(MqttPropertyType.SUBSCRIPTION_IDENTIFIER.value(), id));
+            }
         }
-        for (UserProperty u : p.userProperties()) {
-            props.add(new MqttProperties.UserProperty(u.name(), u.value()));
+        if (!p.userProperties().isEmpty()) {
+            for (UserProperty u : p.userProperties()) {
+                props.add(new MqttProperties.UserProperty(u.name(), u.value()));
+            }
         }
         return new MqttPublishMessage(
                 new MqttFixedHeader(MqttMessageType.PUBLISH, p.dup(), MqttQoS.valueOf(p.qos()), p.retain(), 0),

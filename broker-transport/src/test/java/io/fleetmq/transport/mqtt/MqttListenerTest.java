@@ -46,7 +46,7 @@ class MqttListenerTest {
 
     private BoundListener bind(boolean webSocket) {
         return Listeners.bind(loops, "test", "127.0.0.1", 0,
-                new MqttChannelInitializer(null, webSocket, 1024, () -> UnavailableConnectionHandler.INSTANCE));
+                new MqttChannelInitializer(null, webSocket, 1024, 64 * 1024, () -> UnavailableConnectionHandler.INSTANCE));
     }
 
     private static byte[] exchange(int port, byte[] request) throws IOException {
@@ -110,7 +110,7 @@ class MqttListenerTest {
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
             ListenerBindException e = assertThrows(ListenerBindException.class, () -> Listeners.bind(loops, "TCP",
                     "127.0.0.1", taken.getLocalPort(),
-                    new MqttChannelInitializer(null, false, 1024, () -> UnavailableConnectionHandler.INSTANCE)));
+                    new MqttChannelInitializer(null, false, 1024, 64 * 1024, () -> UnavailableConnectionHandler.INSTANCE)));
             assertEquals(taken.getLocalPort(), e.port());
             assertTrue(e.getMessage().startsWith("TCP listener cannot bind 127.0.0.1:" + taken.getLocalPort()),
                     e.getMessage());
