@@ -115,7 +115,7 @@ final class Messaging implements AutoCloseable {
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
-                config.applicationRetentionBytes());
+                config.applicationRetentionBytes(), config.applicationSharedPartitions());
         DeviceQueues deviceQueues = new DeviceQueues(redis.binaryConnection(), kafka.settings().topicPrefix(),
                 config.deviceQueueLimit(), config.deviceQueueTtl());
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,

@@ -57,8 +57,23 @@ public final class BrokerTopics {
      * beginning and gets a hash of the whole.
      */
     public String app(String clientId) {
+        return bounded(prefix + "app." + escape(clientId), clientId);
+    }
+
+    /**
+     * The backlog of the shared subscription {@code $share/<group>/<filter>} of APPLICATION clients:
+     * {@code app.shared.<group>.<filter>}, both escaped like client IDs. The filter is part of the
+     * name because the same group name with another filter is another shared subscription
+     * (MQTT 5.0 section 4.8.2). No client's backlog can have this name: a '.' in a client ID is
+     * escaped.
+     */
+    public String appShared(String group, String topicFilter) {
+        return bounded(prefix + "app.shared." + escape(group) + "." + escape(topicFilter), group + "/" + topicFilter);
+    }
+
+    private static String escape(String id) {
         StringBuilder escaped = new StringBuilder();
-        for (byte b : clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+        for (byte b : id.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
             char c = (char) (b & 0xFF);
             if (c < 0x80 && (Character.isLetterOrDigit(c) || c == '-')) {
                 escaped.append(c);
@@ -66,14 +81,18 @@ public final class BrokerTopics {
                 escaped.append('_').append(String.format("%02x", b & 0xFF));
             }
         }
-        String name = prefix + "app." + escaped;
-        if (name.length() > 249) {
-            String hash = Integer.toHexString(clientId.hashCode()) + Long.toHexString(
-                    java.util.UUID.nameUUIDFromBytes(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8))
-                            .getMostSignificantBits());
-            name = name.substring(0, 249 - hash.length() - 1) + "-" + hash;
+        return escaped.toString();
+    }
+
+    /** Kafka allows 249 characters: a longer name keeps its beginning and gets a hash of {@code id}. */
+    private static String bounded(String name, String id) {
+        if (name.length() <= 249) {
+            return name;
         }
-        return name;
+        byte[] bytes = id.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        String hash = Integer.toHexString(id.hashCode())
+                + Long.toHexString(java.util.UUID.nameUUIDFromBytes(bytes).getMostSignificantBits());
+        return name.substring(0, 249 - hash.length() - 1) + "-" + hash;
     }
 
     /** Messages routed to the subscribers connected to {@code nodeId}. */

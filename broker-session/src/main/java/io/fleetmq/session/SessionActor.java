@@ -110,14 +110,37 @@ public final class SessionActor {
     /** Entries may wait in Redis beyond {@link #queueSeq}. */
     private boolean queueBehind;
 
-    // ---- the backlog topic of a persistent APPLICATION session, read while it is connected
+    // ---- the backlogs in Kafka of a persistent APPLICATION session, read while it is connected
+    /** The client's own backlog topic. */
     private AppBacklog appBacklog;
-    /** Backlog offsets handed to this session and not yet delivered (sent at QoS 0, acknowledged at 1/2). */
-    private final java.util.TreeSet<Long> appOpen = new java.util.TreeSet<>();
-    /** The offset after the highest one handed over. */
-    private long appNext = -1;
-    private long appLastSent = -1;
-    private long appCommitted = -1;
+    /** The backlogs of its shared subscriptions, by the filter as subscribed ({@code $share/g/f}). */
+    private final Map<String, AppBacklog> sharedBacklogs = new HashMap<>();
+    /** The subscription each shared backlog is read for. */
+    private final Map<AppBacklog, Subscription> sharedSubscriptions = new HashMap<>();
+    /** Where delivery stands in each partition read, per backlog. */
+    private final Map<AppBacklog, Map<Integer, Cursor>> cursors = new HashMap<>();
+    /** Backlog records waiting for room in the client's receive window, in the order they came. */
+    private final ArrayDeque<Waiting> appWaiting = new ArrayDeque<>();
+
+    /** One partition of a backlog as this session delivers it. */
+    private static final class Cursor {
+        final AppBacklog backlog;
+        final int partition;
+        /** Offsets handed to this session and not yet delivered (sent at QoS 0, acknowledged at 1/2). */
+        final java.util.TreeSet<Long> open = new java.util.TreeSet<>();
+        /** The offset after the highest one handed over. */
+        long next = -1;
+        long lastSent = -1;
+        long committed = -1;
+
+        Cursor(AppBacklog backlog, int partition) {
+            this.backlog = backlog;
+            this.partition = partition;
+        }
+    }
+
+    private record Waiting(AppBacklog from, AppBacklog.Record record) {
+    }
 
     // ---- the cluster
     /** The connect sequence's number of the current (or last) connection; 0 before the first. */
@@ -142,7 +165,7 @@ public final class SessionActor {
      * A QoS 1/2 PUBLISH sent; {@code released} once PUBREC came and PUBREL went out; {@code seq} its
      * entry in the session's DEVICE queue in Redis, 0 if it is not from there.
      */
-    private record InFlight(Packet.Publish publish, boolean released, long seq, long appOffset) {
+    private record InFlight(Packet.Publish publish, boolean released, long seq, Cursor cursor, long appOffset) {
     }
 
     SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
@@ -512,16 +535,18 @@ public final class SessionActor {
         conn.keepAlive(keepAlive);
         deviceQueue = services.deviceQueues() != null && sessionExpirySeconds > 0 && ClientTypes.DEVICE.equals(clientType);
         closeBacklog();
-        inFlight.values().removeIf(f -> f.appOffset() >= 0); // the backlog sends them again, with DUP
-        if (services.appBacklogs() != null && sessionExpirySeconds > 0 && ClientTypes.APPLICATION.equals(clientType)) {
-            appOpen.clear();
-            appNext = -1;
-            appCommitted = -1;
+        inFlight.values().removeIf(f -> f.cursor() != null); // the backlog sends them again, with DUP
+        if (applicationBacklogs()) {
             AppBacklog[] opened = new AppBacklog[1];
             opened[0] = services.appBacklogs().open(clientId,
                     batch -> mailbox.tell(() -> onAppRecords(opened[0], batch)), !sessionPresent);
             appBacklog = opened[0];
             appBacklog.grant(clientReceiveMaximum);
+            for (Map.Entry<String, Subscription> e : subscriptions.entrySet()) {
+                if (e.getValue().isShared()) {
+                    openShared(e.getKey(), e.getValue());
+                }
+            }
         }
         queueSeq = 0;
         queueBehind = deviceQueue;
@@ -742,7 +767,7 @@ public final class SessionActor {
                     delivered(f);
                     pump();
                 } else {
-                    inFlight.put(id, new InFlight(f.publish(), true, f.seq(), f.appOffset()));
+                    inFlight.put(id, new InFlight(f.publish(), true, f.seq(), f.cursor(), f.appOffset()));
                     if (f.seq() > 0) {
                         services.deviceQueues().sentWith(clientId, f.seq(), -id); // resume with PUBREL
                     }
@@ -787,11 +812,24 @@ public final class SessionActor {
             }
             String filter = shared != null ? shared.filter() : t.filter();
             String group = shared != null ? shared.group() : null;
+            if (shared != null && applicationBacklogs() && !services.appBacklogs().ensureShared(group, filter)) {
+                // The group's backlog topic is where its messages wait; without it the subscription cannot work.
+                codes.add(ReasonCode.UNSPECIFIED_ERROR);
+                continue;
+            }
             Subscription sub = new Subscription(clientId, filter, group, t.qos(), t.noLocal(), t.retainAsPublished(),
                     t.retainHandling(), s.subscriptionId(), services.nodeId());
             Subscription previous = subscriptions.put(t.filter(), sub);
             services.subscriptions().add(sub);
             codes.add(grantedQos(t.qos()));
+            if (shared != null && applicationBacklogs()) {
+                AppBacklog reading = sharedBacklogs.get(t.filter());
+                if (reading != null) {
+                    sharedSubscriptions.put(reading, sub); // the same subscription with new options
+                } else {
+                    openShared(t.filter(), sub);
+                }
+            }
             // Retained messages on subscribe, per Retain Handling [MQTT-3.3.1-9, -10, -11]; never for shared.
             if (group == null && (t.retainHandling() == 0 || t.retainHandling() == 1 && previous == null)) {
                 added.add(sub);
@@ -816,6 +854,7 @@ public final class SessionActor {
             Subscription removed = subscriptions.remove(raw);
             if (removed != null) {
                 services.subscriptions().remove(clientId, removed.topicFilter(), removed.shareGroup());
+                closeShared(raw);
             }
             codes.add(removed != null ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);
         }
@@ -938,7 +977,7 @@ public final class SessionActor {
             // PUBREC came before the client left: the QoS 2 flow continues with PUBREL [MQTT-4.4.0-1].
             Packet.Publish placeholder = new Packet.Publish("-", 0, new byte[0], 2, false, true, -packetId, -1, -1,
                     null, null, null, List.of(), List.of());
-            inFlight.put(-packetId, new InFlight(placeholder, true, seq, -1));
+            inFlight.put(-packetId, new InFlight(placeholder, true, seq, null, -1));
             write(connection, new Ack(AckType.PUBREL, -packetId, ReasonCode.SUCCESS, null));
             return;
         }
@@ -969,50 +1008,129 @@ public final class SessionActor {
 
     // ------------------------------------------------------------------ the APPLICATION backlog in Kafka
 
+    /** Whether this session's messages wait in Kafka backlogs: it is a persistent APPLICATION session. */
+    private boolean applicationBacklogs() {
+        return services.appBacklogs() != null && sessionExpirySeconds > 0 && ClientTypes.APPLICATION.equals(clientType);
+    }
+
+    /** Joins the readers of a shared subscription's backlog (the session is connected). */
+    private void openShared(String rawFilter, Subscription sub) {
+        AppBacklog[] opened = new AppBacklog[1];
+        opened[0] = services.appBacklogs().openShared(sub.shareGroup(), sub.topicFilter(),
+                batch -> mailbox.tell(() -> onAppRecords(opened[0], batch)),
+                partitions -> mailbox.tell(() -> onRevoked(opened[0], partitions)));
+        sharedBacklogs.put(rawFilter, opened[0]);
+        sharedSubscriptions.put(opened[0], sub);
+        opened[0].grant(clientReceiveMaximum);
+    }
+
+    private void closeShared(String rawFilter) {
+        AppBacklog b = sharedBacklogs.remove(rawFilter);
+        if (b != null) {
+            forget(b);
+            b.close();
+        }
+    }
+
+    private void forget(AppBacklog b) {
+        sharedSubscriptions.remove(b);
+        cursors.remove(b);
+        appWaiting.removeIf(w -> w.from() == b);
+    }
+
     private void onAppRecords(AppBacklog from, List<AppBacklog.Record> batch) {
-        if (from != appBacklog || connection == null) {
-            return; // an earlier connection's; what it read is read again from the committed offset
+        if (from != appBacklog && !sharedSubscriptions.containsKey(from) || connection == null) {
+            return; // an earlier connection's or subscription's; what it read is read again from the committed offset
         }
         for (AppBacklog.Record r : batch) {
-            appNext = Math.max(appNext, r.offset() + 1);
-            appOpen.add(r.offset());
-            Delivery d;
-            try {
-                Downlink downlink = ClusterCodec.decodeDownlink(r.value());
-                d = toDelivery(downlink.message(), downlink.matched());
-            } catch (MessageFormatException e) {
-                log.warn("{}: skipping a malformed backlog record at offset {}: {}", clientId, r.offset(), e.getMessage());
-                d = null;
-            }
-            boolean sent = d != null && send(d, 0, 0, d.qos() > 0 ? r.offset() : -1, r.redelivery());
-            if (sent) {
-                appLastSent = Math.max(appLastSent, r.offset());
-            }
-            if (!sent || d.qos() == 0) {
-                appDone(r.offset()); // delivered (QoS 0 is once sent), or dropped and counted
-            }
+            appWaiting.add(new Waiting(from, r));
+        }
+        pump();
+    }
+
+    /** Sends backlog records while the receive window has room; QoS 0 records need none. */
+    private void drainAppWaiting() {
+        while (connection != null && !appWaiting.isEmpty() && inFlight.size() < clientReceiveMaximum) {
+            Waiting w = appWaiting.poll();
+            deliverRecord(w.from(), w.record());
+        }
+    }
+
+    private void deliverRecord(AppBacklog from, AppBacklog.Record r) {
+        Cursor cursor = cursors.computeIfAbsent(from, b -> new HashMap<>())
+                .computeIfAbsent(r.partition(), p -> new Cursor(from, p));
+        cursor.next = Math.max(cursor.next, r.offset() + 1);
+        cursor.open.add(r.offset());
+        Delivery d;
+        try {
+            Downlink downlink = ClusterCodec.decodeDownlink(r.value());
+            Subscription shared = sharedSubscriptions.get(from);
+            // A shared backlog holds the group's messages; this member gets them with its own options.
+            d = toDelivery(downlink.message(), shared != null ? List.of(shared) : downlink.matched());
+        } catch (MessageFormatException e) {
+            log.warn("{}: skipping a malformed backlog record at {}/{}: {}", clientId, r.partition(), r.offset(),
+                    e.getMessage());
+            d = null;
+        }
+        boolean sent = d != null && send(d, 0, 0, cursor, d.qos() > 0 ? r.offset() : -1, r.redelivery());
+        if (sent) {
+            cursor.lastSent = Math.max(cursor.lastSent, r.offset());
+        }
+        if (!sent || d.qos() == 0) {
+            appDone(cursor, r.offset()); // delivered (QoS 0 is once sent), or dropped and counted
         }
     }
 
     /** A backlog record is delivered: commit up to the first one that is not, and ask for one more. */
-    private void appDone(long offset) {
-        AppBacklog b = appBacklog;
-        if (b == null || !appOpen.remove(offset)) {
-            return;
+    private void appDone(Cursor cursor, long offset) {
+        if (cursors.getOrDefault(cursor.backlog, Map.of()).get(cursor.partition) != cursor
+                || !cursor.open.remove(offset)) {
+            return; // its partition went to another member, or its backlog was closed
         }
-        long commit = appOpen.isEmpty() ? appNext : appOpen.first();
-        if (commit > appCommitted) {
-            appCommitted = commit;
-            b.commit(commit, appLastSent);
+        long commit = cursor.open.isEmpty() ? cursor.next : cursor.open.first();
+        if (commit > cursor.committed) {
+            cursor.committed = commit;
+            cursor.backlog.commit(cursor.partition, commit, cursor.lastSent);
         }
-        b.grant(1);
+        cursor.backlog.grant(1);
+    }
+
+    /**
+     * A shared backlog's partitions went to another member. Records of them not yet acknowledged
+     * are that member's to deliver; credit they held comes back to this reader.
+     */
+    private void onRevoked(AppBacklog from, java.util.Set<Integer> partitions) {
+        Map<Integer, Cursor> mine = cursors.get(from);
+        int freed = 0;
+        if (mine != null) {
+            for (Integer p : partitions) {
+                Cursor c = mine.remove(p);
+                if (c != null) {
+                    freed += c.open.size();
+                }
+            }
+        }
+        int before = appWaiting.size();
+        appWaiting.removeIf(w -> w.from() == from && partitions.contains(w.record().partition()));
+        freed += before - appWaiting.size();
+        if (freed > 0) {
+            from.grant(freed);
+        }
     }
 
     private void closeBacklog() {
         if (appBacklog != null) {
             appBacklog.close();
+            cursors.remove(appBacklog);
             appBacklog = null;
         }
+        for (AppBacklog b : sharedBacklogs.values()) {
+            b.close();
+            forget(b);
+        }
+        sharedBacklogs.clear();
+        cursors.clear();
+        appWaiting.clear();
     }
 
     /** A QoS 1/2 flow completed: its queue entry, if any, is done with. */
@@ -1020,8 +1138,8 @@ public final class SessionActor {
         if (f.seq() > 0) {
             services.deviceQueues().remove(clientId, f.seq());
         }
-        if (f.appOffset() >= 0) {
-            appDone(f.appOffset());
+        if (f.cursor() != null) {
+            appDone(f.cursor(), f.appOffset());
         }
         readQueue();
     }
@@ -1060,6 +1178,7 @@ public final class SessionActor {
         while (connection != null && inFlight.size() < clientReceiveMaximum && !queued.isEmpty()) {
             send(queued.poll());
         }
+        drainAppWaiting();
     }
 
     private void drainQos0() {
@@ -1073,7 +1192,7 @@ public final class SessionActor {
     }
 
     private boolean send(Delivery d, long seq, int previousPacketId) {
-        return send(d, seq, previousPacketId, -1, false);
+        return send(d, seq, previousPacketId, null, -1, false);
     }
 
     /**
@@ -1082,7 +1201,7 @@ public final class SessionActor {
      *
      * @return false if it was dropped (expired, too large) instead
      */
-    private boolean send(Delivery d, long seq, int previousPacketId, long appOffset, boolean redelivery) {
+    private boolean send(Delivery d, long seq, int previousPacketId, Cursor cursor, long appOffset, boolean redelivery) {
         BrokerMessage m = d.message();
         long remaining = m.remainingExpirySeconds(services.clock().getAsLong());
         if (m.expiryIntervalSeconds() >= 0 && remaining <= 0) {
@@ -1101,7 +1220,7 @@ public final class SessionActor {
             return false;
         }
         if (d.qos() > 0) {
-            inFlight.put(packetId, new InFlight(publish, false, seq, appOffset));
+            inFlight.put(packetId, new InFlight(publish, false, seq, cursor, appOffset));
             if (seq > 0 && !resend) {
                 services.deviceQueues().sentWith(clientId, seq, packetId); // survives a reconnect
             }

@@ -37,6 +37,7 @@ public record BrokerConfig(
         Duration deviceQueueTtl,
         Duration applicationRetention,
         long applicationRetentionBytes,
+        int applicationSharedPartitions,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded) {
@@ -125,6 +126,7 @@ public record BrokerConfig(
                 positive(s, "sessions.device-queue-ttl"),
                 positive(s, "sessions.application-retention"),
                 s.longValue("sessions.application-retention-bytes", 1_048_576, Long.MAX_VALUE),
+                s.integer("sessions.application-shared-partitions", 1, 1_000),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),

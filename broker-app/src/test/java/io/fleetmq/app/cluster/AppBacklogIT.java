@@ -196,4 +196,106 @@ class AppBacklogIT {
             device.disconnect();
         }
     }
+
+    /** A persistent APPLICATION member of {@code $share/<group>/<filter>}: connects, subscribes, records payloads. */
+    private static Mqtt5BlockingClient sharedMember(String id, int node, String sharedFilter, List<String> got,
+            boolean subscribe) {
+        Mqtt5BlockingClient c = client(id, node);
+        c.toAsync().publishes(MqttGlobalPublishFilter.ALL,
+                p -> got.add(new String(p.getPayloadAsBytes(), StandardCharsets.UTF_8)));
+        c.connectWith().cleanStart(subscribe).sessionExpiryInterval(3600).send();
+        if (subscribe) {
+            c.subscribeWith().topicFilter(sharedFilter).qos(MqttQos.AT_LEAST_ONCE).send();
+        }
+        return c;
+    }
+
+    /** Publishes {@code count} QoS 1 messages spread over 16 topics, payload {@code <phase>-<n>}. */
+    private static List<String> publishPhase(String phase, int count, int node) {
+        Mqtt5BlockingClient pub = client("pub-shared-" + phase, node);
+        pub.connect();
+        List<String> sent = new ArrayList<>();
+        for (int m = 0; m < count; m++) {
+            String payload = phase + "-" + m;
+            pub.publishWith().topic("shared/t" + (m % 16)).qos(MqttQos.AT_LEAST_ONCE)
+                    .payload(payload.getBytes(StandardCharsets.UTF_8)).send();
+            sent.add(payload);
+        }
+        pub.disconnect();
+        return sent;
+    }
+
+    /** The phase messages among what a member got: not the probes. */
+    private static List<String> phases(List<String> got) {
+        return got.stream().filter(p -> p.contains("-")).toList();
+    }
+
+    private static int count(List<String> one, List<String> two) {
+        return phases(one).size() + phases(two).size();
+    }
+
+    /**
+     * Publishes probes to every topic until both members have got one: then the consumer group has
+     * given each of them some of the partitions.
+     */
+    private static void awaitBothReading(List<String> one, List<String> two) {
+        Mqtt5BlockingClient probe = client("probe-shared", 1);
+        probe.connect();
+        one.removeIf("probe"::equals);
+        two.removeIf("probe"::equals);
+        int[] n = {0};
+        Await.until(WAIT, "both members to read some partitions", () -> {
+            probe.publishWith().topic("shared/t" + (n[0]++ % 16)).qos(MqttQos.AT_LEAST_ONCE)
+                    .payload("probe".getBytes(StandardCharsets.UTF_8)).send();
+            return one.contains("probe") && two.contains("probe");
+        });
+        probe.disconnect();
+    }
+
+    @Test
+    @Order(4)
+    void aSharedApplicationGroupGetsEveryMessageOnceAlsoWhileAMemberIsAwayAndAfterItReturns() {
+        String filter = "$share/workers/shared/#";
+        List<String> one = new CopyOnWriteArrayList<>();
+        List<String> two = new CopyOnWriteArrayList<>();
+        Mqtt5BlockingClient m1 = sharedMember("app-worker-1", 1, filter, one, true);
+        Mqtt5BlockingClient m2 = sharedMember("app-worker-2", 2, filter, two, true);
+        awaitBothReading(one, two);
+
+        // Both members connected: the group's partitions are split between them.
+        List<String> sent = new ArrayList<>(publishPhase("both", 400, 2));
+        Await.until(WAIT, "the first 400", () -> count(one, two) >= sent.size());
+        assertTrue(!phases(one).isEmpty() && !phases(two).isEmpty(),
+                "both members read: " + phases(one).size() + " / " + phases(two).size());
+
+        // One member away: its share accumulates for the other, which now reads every partition.
+        m2.disconnect();
+        int twoBefore = phases(two).size();
+        sent.addAll(publishPhase("one-away", 400, 2));
+        Await.until(WAIT, "the member still connected to get the rest", () -> count(one, two) >= sent.size());
+        assertEquals(twoBefore, phases(two).size(), "nothing for the member that is away");
+
+        // It returns: the partitions are split again.
+        int twoAway = phases(two).size();
+        m2 = sharedMember("app-worker-2", 2, filter, two, false);
+        awaitBothReading(one, two);
+        sent.addAll(publishPhase("returned", 400, 1));
+        Await.until(WAIT, "the third 400", () -> count(one, two) >= sent.size());
+        assertTrue(phases(two).size() > twoAway, "the returning member reads again");
+
+        // Both away: the backlog waits in Kafka and the first member back gets all of it.
+        m1.disconnect();
+        m2.disconnect();
+        sent.addAll(publishPhase("all-away", 400, 2));
+        m1 = sharedMember("app-worker-1", 2, filter, one, false);
+        Await.until(WAIT, "the backlog of the group", () -> count(one, two) >= sent.size());
+
+        List<String> got = new ArrayList<>(phases(one));
+        got.addAll(phases(two));
+        got.sort(null);
+        List<String> expected = new ArrayList<>(sent);
+        expected.sort(null);
+        assertEquals(expected, got, "every message, once");
+        m1.disconnectWith().sessionExpiryInterval(0).send();
+    }
 }

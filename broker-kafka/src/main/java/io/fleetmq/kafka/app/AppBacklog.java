@@ -4,68 +4,110 @@ import io.fleetmq.kafka.KafkaClients;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads the backlog topic of one connected persistent APPLICATION client, from the offset last
- * committed for it, on a thread of its own, and hands records to the client's session as it asks
- * for them ({@link #grant}): a client that does not keep up makes its backlog wait in Kafka, not in
- * the broker's heap.
+ * Reads a backlog in Kafka for one connected APPLICATION session, on a thread of its own, and hands
+ * records to the session as it asks for them ({@link #grant}): a client that does not keep up makes
+ * its backlog wait in Kafka, not in the broker's heap. Either the client's own backlog topic (one
+ * partition, read from the offset committed for the client), or the backlog of a shared
+ * subscription, read as one member of the subscription's consumer group: Kafka gives each member
+ * some of the partitions, so another member adds throughput, and a member leaving hands its
+ * partitions to the others.
  *
  * <p>The session commits ({@link #commit}) only offsets below which every record was delivered:
  * acknowledged at QoS 1/2, sent at QoS 0. The commit also records the highest offset ever sent, so
- * after a reconnect the records up to it are marked as redeliveries (DUP).
+ * records up to it are marked as redeliveries (DUP) when they are read again. When a shared member
+ * loses partitions, what the session asked to commit so far is committed first; records of those
+ * partitions that were sent and not yet acknowledged go to the partitions' new reader again.
  */
 public final class AppBacklog implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AppBacklog.class);
 
-    /** One record for the session; {@code redelivery} if it was sent to the client before. */
-    public record Record(long offset, byte[] value, boolean redelivery) {
+    /** One record for the session; {@code redelivery} if it was sent to a client before. */
+    public record Record(int partition, long offset, byte[] value, boolean redelivery) {
     }
 
     private final KafkaClients clients;
+    private final String topic;
     private final TopicPartition partition;
     private final String groupId;
     private final Consumer<List<Record>> sink;
-    private final ConcurrentLinkedQueue<Runnable> requests = new ConcurrentLinkedQueue<>();
+    /** Null for a client's own backlog; for a shared one, told of partitions this member lost. */
+    private final Consumer<Set<Integer>> revoked;
+    /**
+     * Commits asked for and not yet made, the latest per partition: a session that acknowledges
+     * many records while one commit is under way costs one more commit, not one per record, and the
+     * position a reconnecting client reads elsewhere is never far behind.
+     */
+    private final ConcurrentHashMap<Integer, long[]> requests = new ConcurrentHashMap<>();
     private final Object credit = new Object();
     private int credits;
     private volatile boolean stopping;
     private volatile KafkaConsumer<String, byte[]> consumer;
     private Thread thread;
-    private long lastSentBefore = -1;
-    private long lastCommitted = -1;
+    /** Per partition: the highest offset ever sent (from the committed metadata), and the last commit. */
+    private final Map<Integer, Long> lastSentBefore = new HashMap<>();
+    private final Map<Integer, Long> lastCommitted = new HashMap<>();
+    private final ArrayDeque<Record> buffer = new ArrayDeque<>();
+    /** A commit waits for a rebalance to finish: poll, even with records still buffered. */
+    private boolean rebalancing;
     private final long startAtMillis;
 
     /**
+     * A client's own backlog.
+     *
      * @param sink called on the backlog's thread with records, never more than granted; it should
      *             hand them to the session's mailbox
      */
     public AppBacklog(KafkaClients clients, String topic, String groupId, Consumer<List<Record>> sink,
             long startAtMillis) {
+        this(clients, topic, groupId, sink, startAtMillis, null);
+    }
+
+    private AppBacklog(KafkaClients clients, String topic, String groupId, Consumer<List<Record>> sink,
+            long startAtMillis, Consumer<Set<Integer>> revoked) {
         this.startAtMillis = startAtMillis;
         this.clients = clients;
+        this.topic = topic;
         this.partition = new TopicPartition(topic, 0);
         this.groupId = groupId;
         this.sink = sink;
+        this.revoked = revoked;
+    }
+
+    /**
+     * One member's reader of a shared subscription's backlog: consumer group {@code topic}.
+     *
+     * @param revoked called on the backlog's thread with the partitions this member no longer reads
+     */
+    public static AppBacklog sharedMember(KafkaClients clients, String topic, Consumer<List<Record>> sink,
+            Consumer<Set<Integer>> revoked) {
+        return new AppBacklog(clients, topic, topic, sink, -1, java.util.Objects.requireNonNull(revoked));
     }
 
     public void start() {
-        thread = new Thread(this::run, "fleetmq-app-" + partition.topic());
+        thread = new Thread(this::run, "fleetmq-app-" + topic);
         thread.setDaemon(true);
         thread.start();
     }
@@ -82,15 +124,9 @@ public final class AppBacklog implements AutoCloseable {
      * Every record below {@code nextOffset} was delivered; {@code lastSent} is the highest offset
      * ever sent to the client.
      */
-    public void commit(long nextOffset, long lastSent) {
-        requests.add(() -> {
-            if (nextOffset > lastCommitted || lastSent > lastSentBefore) {
-                consumer.commitSync(Map.of(partition, new OffsetAndMetadata(nextOffset, "lastSent=" + lastSent)),
-                        clients.settings().requestTimeout());
-                lastCommitted = nextOffset;
-                lastSentBefore = Math.max(lastSentBefore, lastSent);
-            }
-        });
+    public void commit(int partitionNumber, long nextOffset, long lastSent) {
+        requests.merge(partitionNumber, new long[] {nextOffset, lastSent},
+                (a, b) -> new long[] {Math.max(a[0], b[0]), Math.max(a[1], b[1])});
         wake();
     }
 
@@ -109,38 +145,27 @@ public final class AppBacklog implements AutoCloseable {
     }
 
     private void run() {
-        ArrayDeque<Record> buffer = new ArrayDeque<>();
         try {
-            consumer = clients.consumer("app", groupId, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500));
-            consumer.assign(List.of(partition));
-            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.of(partition),
-                    clients.settings().requestTimeout());
-            OffsetAndMetadata at = committed.get(partition);
-            if (startAtMillis >= 0) {
-                // A new session: start where its time starts, whatever an earlier one left behind.
-                var found = consumer.offsetsForTimes(Map.of(partition, startAtMillis), clients.settings().requestTimeout())
-                        .get(partition);
-                if (found != null) {
-                    consumer.seek(partition, found.offset());
-                } else {
-                    consumer.seekToEnd(List.of(partition));
-                }
-                consumer.position(partition, clients.settings().requestTimeout());
-            } else if (at != null) {
-                consumer.seek(partition, at.offset());
-                lastCommitted = at.offset();
-                String meta = at.metadata();
-                if (meta != null && meta.startsWith("lastSent=")) {
-                    lastSentBefore = Long.parseLong(meta.substring("lastSent=".length()));
-                }
+            // A member on a node that died holds its partitions until the session timeout: 10 s,
+            // well above the 6 s Kafka brokers accept at least by default.
+            // Cooperative rebalancing: a member joining or leaving moves only the partitions that
+            // change hands; the others keep their reader, and what it has in flight.
+            consumer = clients.consumer("app", groupId, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500,
+                    ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                    ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000,
+                    ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 2_500,
+                    ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName()));
+            if (revoked == null) {
+                startOwn();
             } else {
-                consumer.seekToBeginning(List.of(partition));
+                consumer.subscribe(List.of(topic), new Members());
             }
-            long sentBeforeStart = lastSentBefore;
-            log.info("Reading backlog {} from offset {} (sent before up to {})", partition.topic(),
-                    consumer.position(partition, clients.settings().requestTimeout()), sentBeforeStart);
             while (!stopping) {
-                runRequests();
+                try {
+                    runRequests();
+                } catch (WakeupException e) {
+                    continue; // from the rebalance listener's commit inside a poll: look again
+                }
                 int take;
                 synchronized (credit) {
                     take = Math.min(credits, buffer.size());
@@ -154,11 +179,14 @@ public final class AppBacklog implements AutoCloseable {
                     sink.accept(batch);
                     continue;
                 }
-                if (buffer.isEmpty()) {
+                if (buffer.isEmpty() || rebalancing) {
+                    Duration wait = buffer.isEmpty() ? Duration.ofMillis(100) : Duration.ofMillis(10);
+                    rebalancing = false;
                     try {
-                        for (ConsumerRecord<String, byte[]> rec : consumer.poll(Duration.ofMillis(100))) {
+                        for (ConsumerRecord<String, byte[]> rec : consumer.poll(wait)) {
                             if (rec.value() != null) {
-                                buffer.add(new Record(rec.offset(), rec.value(), rec.offset() <= sentBeforeStart));
+                                buffer.add(new Record(rec.partition(), rec.offset(), rec.value(),
+                                        rec.offset() <= lastSentBefore.getOrDefault(rec.partition(), -1L)));
                             }
                         }
                     } catch (WakeupException e) {
@@ -166,23 +194,25 @@ public final class AppBacklog implements AutoCloseable {
                     }
                 } else {
                     synchronized (credit) {
-                        if (credits == 0 && requests.isEmpty() && !stopping) {
+                        if (credits == 0 && (requests.isEmpty() || rebalancing) && !stopping) {
                             credit.wait(200);
                         }
                     }
                 }
             }
         } catch (WakeupException e) {
-            // closing
+            if (!stopping) {
+                log.error("Backlog of {} stopped by a wakeup meant for a poll", topic, e);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            log.error("Backlog of {} failed", partition.topic(), e);
+            log.error("Backlog of {} failed", topic, e);
         } finally {
             try {
                 runRequests();
             } catch (RuntimeException e) {
-                log.warn("Final commit of {} failed: {}", partition.topic(), e.toString());
+                log.warn("Final commit of {} failed: {}", topic, e.toString());
             }
             if (consumer != null) {
                 consumer.close(CloseOptions.timeout(clients.settings().requestTimeout()));
@@ -190,16 +220,135 @@ public final class AppBacklog implements AutoCloseable {
         }
     }
 
-    /** Runs the commits asked for; a wakeup meant for a poll only makes one of them run again. */
-    private void runRequests() {
-        Runnable r;
-        while ((r = requests.peek()) != null) {
-            try {
-                r.run();
-                requests.poll();
-            } catch (WakeupException e) {
-                // the flag is cleared now: the commit runs again
+    /** A client's own backlog: one partition, from the committed offset, or from the session's start. */
+    private void startOwn() {
+        consumer.assign(List.of(partition));
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.of(partition),
+                clients.settings().requestTimeout());
+        OffsetAndMetadata at = committed.get(partition);
+        if (startAtMillis >= 0) {
+            // A new session: start where its time starts, whatever an earlier one left behind.
+            var found = consumer.offsetsForTimes(Map.of(partition, startAtMillis), clients.settings().requestTimeout())
+                    .get(partition);
+            if (found != null) {
+                consumer.seek(partition, found.offset());
+            } else {
+                consumer.seekToEnd(List.of(partition));
             }
+            consumer.position(partition, clients.settings().requestTimeout());
+        } else if (at != null) {
+            consumer.seek(partition, at.offset());
+            remember(0, at);
+        } else {
+            consumer.seekToBeginning(List.of(partition));
+        }
+        log.info("Reading backlog {} from offset {} (sent before up to {})", topic,
+                consumer.position(partition, clients.settings().requestTimeout()), lastSentBefore.get(0));
+    }
+
+    private void remember(int partitionNumber, OffsetAndMetadata at) {
+        lastCommitted.put(partitionNumber, at.offset());
+        String meta = at.metadata();
+        if (meta != null && meta.startsWith("lastSent=")) {
+            lastSentBefore.put(partitionNumber, Long.parseLong(meta.substring("lastSent=".length())));
+        }
+    }
+
+    /** A shared member's share of the partitions; runs on the backlog's thread, inside poll. */
+    private final class Members implements ConsumerRebalanceListener {
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(partitions),
+                    clients.settings().requestTimeout());
+            committed.forEach((tp, at) -> {
+                if (at != null) {
+                    remember(tp.partition(), at);
+                }
+            });
+            log.info("Reading partitions {} of shared backlog {}", partitions, topic);
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            runRequests(); // what the session counted as delivered, before the partitions move
+            gone(partitions);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            gone(partitions);
+        }
+
+        private void gone(Collection<TopicPartition> partitions) {
+            Set<Integer> numbers = new HashSet<>();
+            for (TopicPartition tp : partitions) {
+                numbers.add(tp.partition());
+                lastCommitted.remove(tp.partition());
+                lastSentBefore.remove(tp.partition());
+            }
+            buffer.removeIf(r -> numbers.contains(r.partition()));
+            revoked.accept(numbers);
+        }
+    }
+
+    private void again(Map<Integer, long[]> taken) {
+        taken.forEach((p, r) -> requests.merge(p, r,
+                (a, b) -> new long[] {Math.max(a[0], b[0]), Math.max(a[1], b[1])}));
+    }
+
+    /** Makes the commits asked for, in one request; a wakeup meant for a poll only makes it run again. */
+    private void runRequests() {
+        while (!requests.isEmpty()) {
+            Map<Integer, long[]> taken = new HashMap<>();
+            for (Integer p : List.copyOf(requests.keySet())) {
+                long[] r = requests.remove(p);
+                if (r != null) {
+                    taken.put(p, r);
+                }
+            }
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            taken.forEach((p, r) -> {
+                TopicPartition tp = new TopicPartition(topic, p);
+                if (revoked != null && !consumer.assignment().contains(tp)) {
+                    return; // no longer ours: its new reader delivers what was not acknowledged
+                }
+                if (r[0] > lastCommitted.getOrDefault(p, -1L) || r[1] > lastSentBefore.getOrDefault(p, -1L)) {
+                    offsets.put(tp, new OffsetAndMetadata(r[0], "lastSent=" + r[1]));
+                }
+            });
+            if (offsets.isEmpty()) {
+                continue;
+            }
+            try {
+                while (true) {
+                    try {
+                        consumer.commitSync(offsets, clients.settings().requestTimeout());
+                        break;
+                    } catch (WakeupException e) {
+                        // Meant for a poll (another commit was asked for meanwhile): the flag is cleared, commit again.
+                    }
+                }
+            } catch (RebalanceInProgressException e) {
+                // Members are joining or leaving: the next poll takes part in that, then this is retried.
+                again(taken);
+                rebalancing = true;
+                return;
+            } catch (RuntimeException e) {
+                again(taken); // so the final attempt on close still has them
+                throw e;
+            }
+            offsets.forEach((tp, at) -> {
+                lastCommitted.put(tp.partition(), at.offset());
+                long sent = Long.parseLong(at.metadata().substring("lastSent=".length()));
+                lastSentBefore.merge(tp.partition(), sent, Math::max);
+            });
         }
     }
 

@@ -26,4 +26,21 @@ public final class AppBacklogs {
         backlog.start();
         return backlog;
     }
+
+    /**
+     * Joins the readers of the shared subscription {@code $share/<group>/<filter>}'s backlog.
+     *
+     * @param revoked told (on the backlog's thread) of partitions this member no longer reads
+     */
+    public AppBacklog openShared(String group, String topicFilter, Consumer<List<AppBacklog.Record>> sink,
+            Consumer<java.util.Set<Integer>> revoked) {
+        AppBacklog backlog = AppBacklog.sharedMember(clients, topics.sharedTopic(group, topicFilter), sink, revoked);
+        backlog.start();
+        return backlog;
+    }
+
+    /** See {@link AppTopics#ensureShared}. */
+    public boolean ensureShared(String group, String topicFilter) {
+        return topics.ensureShared(group, topicFilter);
+    }
 }

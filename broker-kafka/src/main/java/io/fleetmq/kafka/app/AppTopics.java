@@ -5,6 +5,8 @@ import io.fleetmq.kafka.KafkaSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -28,12 +30,45 @@ public final class AppTopics {
     private final Duration retention;
     private final long retentionBytes;
 
+    private final int sharedPartitions;
+    /** Shared backlog topics known to exist: a member subscribing again costs no request to Kafka. */
+    private final Set<String> sharedEnsured = ConcurrentHashMap.newKeySet();
+
     public AppTopics(Admin admin, KafkaSettings settings, Duration retention, long retentionBytes) {
+        this(admin, settings, retention, retentionBytes, 1);
+    }
+
+    /** @param sharedPartitions partitions of a shared subscription's backlog: at most this many members read at once */
+    public AppTopics(Admin admin, KafkaSettings settings, Duration retention, long retentionBytes,
+            int sharedPartitions) {
         this.admin = admin;
         this.settings = settings;
         this.topics = new BrokerTopics(settings.topicPrefix());
         this.retention = retention;
         this.retentionBytes = retentionBytes;
+        this.sharedPartitions = sharedPartitions;
+    }
+
+    /** The backlog topic of the shared subscription {@code $share/<group>/<filter>} of APPLICATION clients. */
+    public String sharedTopic(String group, String topicFilter) {
+        return topics.appShared(group, topicFilter);
+    }
+
+    /**
+     * Creates the shared subscription's backlog topic if it is missing; false if Kafka did not.
+     * Blocks for at most the request timeout, and only the first time a node asks for the topic.
+     */
+    public boolean ensureShared(String group, String topicFilter) {
+        String name = sharedTopic(group, topicFilter);
+        if (sharedEnsured.contains(name)) {
+            return true;
+        }
+        boolean created = create(new NewTopic(name, sharedPartitions, settings.replicationFactor()),
+                "shared subscription $share/" + group + "/" + topicFilter);
+        if (created) {
+            sharedEnsured.add(name);
+        }
+        return created;
     }
 
     public String topic(String clientId) {
@@ -47,21 +82,25 @@ public final class AppTopics {
 
     /** Creates the client's backlog topic if it is missing; false if Kafka did not. */
     public boolean ensure(String clientId) {
-        NewTopic topic = new NewTopic(topic(clientId), 1, settings.replicationFactor()).configs(Map.of(
+        return create(new NewTopic(topic(clientId), 1, settings.replicationFactor()), clientId);
+    }
+
+    private boolean create(NewTopic topic, String owner) {
+        topic.configs(Map.of(
                 TopicConfig.RETENTION_MS_CONFIG, Long.toString(retention.toMillis()),
                 TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes)));
         try {
             admin.createTopics(List.of(topic)).all().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            log.info("Created APPLICATION backlog {} for {}", topic.name(), clientId);
+            log.info("Created APPLICATION backlog {} for {}", topic.name(), owner);
             return true;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof TopicExistsException) {
                 return true;
             }
-            log.warn("Cannot create the backlog topic of {}: {}", clientId, e.getCause().toString());
+            log.warn("Cannot create the backlog topic of {}: {}", owner, e.getCause().toString());
             return false;
         } catch (TimeoutException e) {
-            log.warn("Kafka did not create the backlog topic of {} in time", clientId);
+            log.warn("Kafka did not create the backlog topic of {} in time", owner);
             return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

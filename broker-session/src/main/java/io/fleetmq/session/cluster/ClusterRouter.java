@@ -82,6 +82,10 @@ public final class ClusterRouter {
             }
         }
         for (Map.Entry<SharedGroupKey, List<Subscription>> group : matches.shared().entrySet()) {
+            if (applicationGroup(group.getValue())) {
+                toSharedApplication(group.getKey(), new Downlink(partition, offset, message, group.getValue()));
+                continue;
+            }
             Subscription member = choose(group.getValue(), partition, offset);
             if (member == null) {
                 drops.count(MessageDrops.Reason.NO_SESSION);
@@ -137,6 +141,31 @@ public final class ClusterRouter {
     private boolean application(String clientId) {
         SessionState s = directory.get(clientId).orElse(null);
         return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(s.clientType());
+    }
+
+    /**
+     * Whether the shared subscription is read from its backlog topic in Kafka: one of its members is
+     * a persistent APPLICATION session. Its members then take the messages from there, as members of
+     * the topic's consumer group, whether or not they are connected now.
+     */
+    private boolean applicationGroup(List<Subscription> members) {
+        for (Subscription s : members) {
+            if (application(s.clientId())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void toSharedApplication(SharedGroupKey group, Downlink d) {
+        // Keyed by topic: one topic's messages stay in one partition, so in order [MQTT-4.6.0-5].
+        producer.send(topics.appShared(group.group(), group.topicFilter()), null, d.message().topic(),
+                ClusterCodec.encode(d), null).whenComplete((m, e) -> {
+                    if (e != null && !downlinkFailed.getAndSet(true)) {
+                        log.warn("Message for shared subscription $share/{}/{} not stored; the batch is routed again: {}",
+                                group.group(), group.topicFilter(), e.toString());
+                    }
+                });
     }
 
     private boolean persistentDevice(String clientId) {
