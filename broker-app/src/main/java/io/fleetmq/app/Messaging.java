@@ -116,7 +116,7 @@ final class Messaging implements AutoCloseable {
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
                 config.applicationRetentionBytes(), config.applicationSharedPartitions());
-        DeviceQueues deviceQueues = new DeviceQueues(redis.binaryConnection(), kafka.settings().topicPrefix(),
+        DeviceQueues deviceQueues = new DeviceQueues(redis.binaryCommands(), kafka.settings().topicPrefix(),
                 config.deviceQueueLimit(), config.deviceQueueTtl());
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,

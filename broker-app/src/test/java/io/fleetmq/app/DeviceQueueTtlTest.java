@@ -52,11 +52,11 @@ class DeviceQueueTtlTest {
             // Published until the queue holds it (the subscription reaches the router a moment after SUBACK).
             Await.until(Duration.ofSeconds(30), "the message in the device's queue", () -> {
                 pub.publishWith().topic("ttl/t").qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {1}).send();
-                return redis.connection().sync().exists(index) == 1;
+                return redis.sync().exists(index) == 1;
             });
-            long ttl = redis.connection().sync().pttl(index);
+            long ttl = redis.sync().pttl(index);
             assertTrue(ttl > 0 && ttl <= 2_000, "the queue expires within DEVICE_QUEUE_TTL: " + ttl + " ms");
-            Await.until(Duration.ofSeconds(30), "the queue to expire", () -> redis.connection().sync().exists(index) == 0);
+            Await.until(Duration.ofSeconds(30), "the queue to expire", () -> redis.sync().exists(index) == 0);
         }
         pub.disconnect();
 

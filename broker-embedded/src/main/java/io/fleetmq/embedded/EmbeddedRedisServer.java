@@ -255,6 +255,18 @@ public final class EmbeddedRedisServer {
         return '"' + value.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
     }
 
+    /**
+     * The {@code redis-server} binary the embedded Redis runs (from the PATH, else the bundled one),
+     * for tests that start Redis in other shapes: Sentinel, Cluster.
+     */
+    public static File executable() {
+        try {
+            return redisServerBinary();
+        } catch (IOException e) {
+            throw EmbeddedServiceException.wrap(SERVICE, "finding redis-server", e);
+        }
+    }
+
     private static synchronized File redisServerBinary() throws IOException {
         if (binary != null && binary.canExecute()) {
             return binary;

@@ -18,8 +18,8 @@ class RedisTest {
     @Test
     void connectsAndAnswers() {
         try (Redis redis = Redis.connect(new RedisSettings(TestServices.shared().redisUrl(), Duration.ofSeconds(2)))) {
-            redis.connection().sync().set("fleetmq:test:redis", "v");
-            assertEquals("v", redis.connection().sync().get("fleetmq:test:redis"));
+            redis.sync().set("fleetmq:test:redis", "v");
+            assertEquals("v", redis.sync().get("fleetmq:test:redis"));
             assertTrue(redis.healthCheck().check().up());
         }
     }

@@ -1,8 +1,7 @@
 package io.fleetmq.persistence.redis;
 
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,7 +97,7 @@ public final class DeviceQueues {
         }
     }
 
-    private final StatefulRedisConnection<String, byte[]> connection;
+    private final RedisClusterAsyncCommands<String, byte[]> commands;
     private final String prefix;
     private final int limit;
     private final Duration ttl;
@@ -107,8 +106,8 @@ public final class DeviceQueues {
      * @param limit most messages per client; beyond it the oldest is dropped
      * @param ttl   how long a queue lives after its last write, and the longest a message is kept
      */
-    public DeviceQueues(StatefulRedisConnection<String, byte[]> connection, String prefix, int limit, Duration ttl) {
-        this.connection = Objects.requireNonNull(connection, "connection");
+    public DeviceQueues(RedisClusterAsyncCommands<String, byte[]> commands, String prefix, int limit, Duration ttl) {
+        this.commands = Objects.requireNonNull(commands, "commands");
         this.prefix = Objects.requireNonNull(prefix, "prefix");
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1");
@@ -176,8 +175,8 @@ public final class DeviceQueues {
         return commands().zcard(keys(clientId)[0]);
     }
 
-    private RedisAsyncCommands<String, byte[]> commands() {
-        return connection.async();
+    private RedisClusterAsyncCommands<String, byte[]> commands() {
+        return commands;
     }
 
     private String[] keys(String clientId) {

@@ -2,28 +2,59 @@ package io.fleetmq.persistence.redis;
 
 import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
- * This node's connection to Redis. Lettuce multiplexes every command over one connection and
- * reconnects by itself, so one connection per node is the right shape.
+ * This node's connection to Redis: a standalone server ({@code redis://}, {@code rediss://} with
+ * TLS), a master found through Sentinel ({@code redis-sentinel://host:26379[,host:26379]#master}),
+ * or a Redis Cluster ({@code redis-cluster://host:6379[,host:6379...]}, {@code rediss-cluster://}
+ * with TLS; the listed nodes are where the client learns the cluster's layout). Lettuce multiplexes
+ * every command over one connection and reconnects by itself, so one connection per node is the
+ * right shape; in a cluster it routes each command to the node owning its keys.
  */
 public final class Redis implements AutoCloseable {
 
-    private final RedisSettings settings;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
+    /** Commands a cluster connection holds per master while that master is not connected. */
+    private static final int CLUSTER_REQUEST_QUEUE = 10_000;
 
-    private Redis(RedisSettings settings, RedisClient client, StatefulRedisConnection<String, String> connection) {
+    private final RedisSettings settings;
+    private final AbstractRedisClient client;
+    private final StatefulConnection<String, String> connection;
+    private final RedisClusterCommands<String, String> sync;
+    private final Supplier<StatefulConnection<String, byte[]>> binaryFactory;
+    private final java.util.function.Function<StatefulConnection<String, byte[]>,
+            RedisClusterAsyncCommands<String, byte[]>> binaryCommands;
+    private StatefulConnection<String, byte[]> binary;
+
+    private Redis(RedisSettings settings, AbstractRedisClient client, StatefulConnection<String, String> connection,
+            RedisClusterCommands<String, String> sync, Supplier<StatefulConnection<String, byte[]>> binaryFactory,
+            java.util.function.Function<StatefulConnection<String, byte[]>, RedisClusterAsyncCommands<String, byte[]>> binaryCommands) {
         this.settings = settings;
         this.client = client;
         this.connection = connection;
+        this.sync = sync;
+        this.binaryFactory = binaryFactory;
+        this.binaryCommands = binaryCommands;
     }
 
     /**
@@ -32,44 +63,104 @@ public final class Redis implements AutoCloseable {
      * @throws IllegalStateException with a one-line reason if the URL is invalid or Redis is unreachable
      */
     public static Redis connect(RedisSettings settings) {
-        RedisURI uri;
+        String url = settings.url();
+        boolean cluster = url.startsWith("redis-cluster://") || url.startsWith("rediss-cluster://");
+        List<RedisURI> uris;
         try {
-            uri = RedisURI.create(settings.url());
+            uris = cluster ? clusterSeeds(url) : List.of(RedisURI.create(url));
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException("invalid Redis URL '" + settings.displayUrl() + "': " + e.getMessage(), e);
         }
-        uri.setTimeout(settings.commandTimeout());
-        RedisClient client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
-                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
-                // Commands issued while Redis is away fail fast instead of piling up in memory.
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .build());
+        for (RedisURI uri : uris) {
+            uri.setTimeout(settings.commandTimeout());
+        }
+        SocketOptions socket = SocketOptions.builder().connectTimeout(settings.commandTimeout()).build();
+        TimeoutOptions timeouts = TimeoutOptions.enabled(settings.commandTimeout());
+        // Commands issued while Redis is away fail fast instead of piling up in memory.
+        ClientOptions.DisconnectedBehavior rejectWhileAway = ClientOptions.DisconnectedBehavior.REJECT_COMMANDS;
+        RedisCodec<String, byte[]> bytes = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+        AbstractRedisClient client = null;
         try {
-            StatefulRedisConnection<String, String> connection = client.connect();
-            connection.sync().ping();
-            return new Redis(settings, client, connection);
+            if (cluster) {
+                RedisClusterClient c = RedisClusterClient.create(uris);
+                client = c;
+                c.setOptions(ClusterClientOptions.builder()
+                        // The connection to each master opens on its first command, which must wait
+                        // for it rather than be rejected; the queue is bounded and every command
+                        // still fails after the command timeout while a master is away.
+                        .socketOptions(socket).timeoutOptions(timeouts)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
+                        .requestQueueSize(CLUSTER_REQUEST_QUEUE)
+                        // Follows failovers and resharding: on MOVED/ASK and other triggers, and every minute.
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers()
+                                .enablePeriodicRefresh(java.time.Duration.ofMinutes(1))
+                                .build())
+                        .build());
+                StatefulRedisClusterConnection<String, String> conn = c.connect();
+                conn.sync().ping();
+                return new Redis(settings, c, conn, conn.sync(), () -> c.connect(bytes),
+                        b -> ((StatefulRedisClusterConnection<String, byte[]>) b).async());
+            }
+            RedisClient c = RedisClient.create(uris.get(0));
+            client = c;
+            c.setOptions(ClientOptions.builder()
+                    .socketOptions(socket).timeoutOptions(timeouts).disconnectedBehavior(rejectWhileAway)
+                    .build());
+            StatefulRedisConnection<String, String> conn = c.connect();
+            conn.sync().ping();
+            return new Redis(settings, c, conn, conn.sync(), () -> c.connect(bytes),
+                    b -> ((StatefulRedisConnection<String, byte[]>) b).async());
         } catch (RuntimeException e) {
-            client.shutdown(0, 2, TimeUnit.SECONDS);
+            if (client != null) {
+                client.shutdown(0, 2, TimeUnit.SECONDS);
+            }
             throw new IllegalStateException("cannot connect to Redis at " + settings.displayUrl() + ": "
                     + HealthStatus.describe(e), e);
         }
     }
 
-    public StatefulRedisConnection<String, String> connection() {
-        return connection;
+    /**
+     * The seed nodes of {@code redis-cluster://[user:password@]host:port[,host:port...]}: each
+     * becomes a {@code redis://} (or {@code rediss://}) URI with the same credentials.
+     */
+    static List<RedisURI> clusterSeeds(String url) {
+        boolean tls = url.startsWith("rediss-cluster://");
+        String rest = url.substring(url.indexOf("://") + 3);
+        String credentials = "";
+        int at = rest.lastIndexOf('@');
+        if (at >= 0) {
+            credentials = rest.substring(0, at + 1);
+            rest = rest.substring(at + 1);
+        }
+        int slash = rest.indexOf('/');
+        if (slash >= 0) {
+            rest = rest.substring(0, slash); // a database number means nothing to a cluster
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String hostPort : rest.split(",")) {
+            if (hostPort.isBlank()) {
+                throw new IllegalArgumentException("empty host in the list of cluster nodes");
+            }
+            seeds.add(RedisURI.create((tls ? "rediss://" : "redis://") + credentials + hostPort.trim()));
+        }
+        return seeds;
     }
 
-    private StatefulRedisConnection<String, byte[]> binary;
+    /** Blocking commands with text values, for checks and tools; in a cluster they go to the node owning their keys. */
+    public RedisClusterCommands<String, String> sync() {
+        return sync;
+    }
 
-    /** A second connection whose values are bytes, for message queues; opened on first use. */
-    public synchronized StatefulRedisConnection<String, byte[]> binaryConnection() {
+    /**
+     * Async commands on a second connection whose values are bytes, for message queues; opened on
+     * first use. In a cluster they go to the node that owns their keys.
+     */
+    public synchronized RedisClusterAsyncCommands<String, byte[]> binaryCommands() {
         if (binary == null) {
-            binary = client.connect(io.lettuce.core.codec.RedisCodec.of(io.lettuce.core.codec.StringCodec.UTF8,
-                    io.lettuce.core.codec.ByteArrayCodec.INSTANCE));
+            binary = binaryFactory.get();
         }
-        return binary;
+        return binaryCommands.apply(binary);
     }
 
     public HealthCheck healthCheck() {
@@ -82,7 +173,7 @@ public final class Redis implements AutoCloseable {
             @Override
             public HealthStatus check() {
                 try {
-                    String pong = connection.sync().ping();
+                    String pong = sync.ping();
                     return "PONG".equals(pong)
                             ? HealthStatus.up("connected to " + settings.displayUrl())
                             : HealthStatus.down("unexpected answer to PING: " + pong);

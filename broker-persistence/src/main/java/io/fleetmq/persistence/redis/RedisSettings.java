@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Where Redis is: a {@code redis://}, {@code rediss://} (TLS) or {@code redis-sentinel://} URL, and
- * how long one command may take.
+ * Where Redis is: a {@code redis://}, {@code rediss://} (TLS), {@code redis-sentinel://} or
+ * {@code redis-cluster://} ({@code rediss-cluster://}) URL, and how long one command may take.
  */
 public record RedisSettings(String url, Duration commandTimeout) {
 

@@ -25,7 +25,7 @@ class DeviceQueuesTest {
     static void connect() {
         redis = Redis.connect(new RedisSettings(TestServices.shared().redisUrl(), Duration.ofSeconds(5)));
         prefix = "t" + UUID.randomUUID().toString().substring(0, 8) + ":";
-        queues = new DeviceQueues(redis.binaryConnection(), prefix, 3, Duration.ofMinutes(10));
+        queues = new DeviceQueues(redis.binaryCommands(), prefix, 3, Duration.ofMinutes(10));
     }
 
     @AfterAll
@@ -97,7 +97,7 @@ class DeviceQueuesTest {
         String c = "dev-ttl";
         await(queues.append(c, 0, 1, b("t")));
         for (String key : queues.keysOf(c)) {
-            Long ttl = redis.binaryConnection().sync().pttl(key);
+            Long ttl = redis.sync().pttl(key);
             if (ttl != -2) { // -2: that key does not exist yet (no packet identifiers stored)
                 assertTrue(ttl > 0 && ttl <= Duration.ofMinutes(10).toMillis(), key + " expires: " + ttl);
             }
