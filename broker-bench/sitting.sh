@@ -43,7 +43,8 @@ series mosquitto 11883
 kill "$mosq"; wait "$mosq" || true
 
 # --- FleetMQ, standalone
-BROKER_DATA_DIR="$out/standalone" MQTT_TCP_PORT=12883 HTTP_PORT=12083 MQTT_WS_ENABLED=false \
+# The DEVICE backlog run queues 100,000 messages for one client: above the default queue limit.
+BROKER_DATA_DIR="$out/standalone" DEVICE_QUEUE_LIMIT=200000 MQTT_TCP_PORT=12883 HTTP_PORT=12083 MQTT_WS_ENABLED=false \
 EMBEDDED_KAFKA_PORT=12092 EMBEDDED_KAFKA_CONTROLLER_PORT=12093 EMBEDDED_REDIS_PORT=12379 EMBEDDED_POSTGRES_PORT=12432 \
   java -Xmx2g -jar broker-app/target/fleetmq.jar >"$out/standalone.log" 2>&1 &
 node=$!

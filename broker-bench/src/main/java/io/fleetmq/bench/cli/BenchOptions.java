@@ -18,6 +18,10 @@ import java.time.Duration;
  * @param sessionExpiry  Session Expiry Interval of the subscribers (MQTT 5) in seconds: above 0 they
  *                       have persistent sessions, as devices and applications that must not miss
  *                       messages do
+ * @param subscriberThreads event-loop threads of their own for the subscribers; 0 to share the
+ *                       publishers' {@code threads}. In fan-in, 100 publishers at full speed on the
+ *                       same threads as the one subscriber leave it little time to read, and the
+ *                       run then measures the load generator instead of the broker
  */
 public record BenchOptions(
         Scenario scenario,
@@ -34,7 +38,16 @@ public record BenchOptions(
         int inflight,
         int threads,
         int subscriberPort,
-        long sessionExpiry) {
+        long sessionExpiry,
+        int subscriberThreads) {
+
+    /** Subscribers on the publishers' threads. */
+    public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
+            Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads,
+            int subscriberPort, long sessionExpiry) {
+        this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
+                threads, subscriberPort, sessionExpiry, 0);
+    }
 
     /** Subscribers and publishers on the same port. */
     public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,

@@ -43,6 +43,7 @@ public final class OptionsParser {
               --drain D          longest wait for stragglers after the last publish (default 10s)
               --payload BYTES    payload size, at least 16 (default 64)
               --threads T        client I/O threads (default: number of cores)
+              --subscriber-threads S  I/O threads of the subscribers' own; 0 (default) shares --threads
               --help             this text
 
             Output: a table on stdout followed by one JSON line. Progress goes to stderr.
@@ -69,6 +70,7 @@ public final class OptionsParser {
         int threads = Runtime.getRuntime().availableProcessors();
         int subscriberPort = 0;
         long sessionExpiry = 0;
+        int subscriberThreads = 0;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -108,6 +110,7 @@ public final class OptionsParser {
                     case "drain" -> drain = duration(value);
                     case "payload" -> payload = intIn(value, PayloadStamp.SIZE, MAX_PAYLOAD);
                     case "threads" -> threads = intIn(value, 1, 1024);
+                    case "subscriber-threads" -> subscriberThreads = intIn(value, 0, 1024);
                     default -> throw new UsageException("unknown option --" + name);
                 }
             } catch (IllegalArgumentException e) {
@@ -118,7 +121,8 @@ public final class OptionsParser {
             throw new UsageException("--scenario is required (fan-in, fan-out or p2p)");
         }
         return Optional.of(new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration,
-                drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort, sessionExpiry));
+                drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort, sessionExpiry,
+                subscriberThreads));
     }
 
     /** {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1.5s}, {@code 1h}; a bare number is seconds. */

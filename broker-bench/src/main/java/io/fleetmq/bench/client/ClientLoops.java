@@ -38,11 +38,20 @@ public final class ClientLoops implements AutoCloseable {
 
     private final boolean epoll;
     private final EventLoopGroup group;
+    /** The subscribers' own threads; the same as {@link #group} when they share it. */
+    private final EventLoopGroup subscriberGroup;
 
     public ClientLoops(int threads) {
+        this(threads, 0);
+    }
+
+    /** @param subscriberThreads threads of the subscribers' own; 0 to share {@code threads} */
+    public ClientLoops(int threads, int subscriberThreads) {
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("bench-io"), factory);
+        this.subscriberGroup = subscriberThreads == 0 ? group
+                : new MultiThreadIoEventLoopGroup(subscriberThreads, new DefaultThreadFactory("bench-sub-io"), factory);
     }
 
     /** {@code epoll} or {@code nio}, for the report. */
@@ -55,8 +64,14 @@ public final class ClientLoops implements AutoCloseable {
      * tells how it ends.
      */
     public MqttConnection connect(String host, int port, MqttConnection connection, int maxPacketBytes) {
+        return connect(host, port, connection, maxPacketBytes, false);
+    }
+
+    /** @param subscriber the connection goes on the subscribers' threads */
+    public MqttConnection connect(String host, int port, MqttConnection connection, int maxPacketBytes,
+                                  boolean subscriber) {
         Bootstrap bootstrap = new Bootstrap()
-                .group(group)
+                .group(subscriber ? subscriberGroup : group)
                 .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
                 // Latency is what we measure: never let Nagle hold a small publish back.
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -86,5 +101,8 @@ public final class ClientLoops implements AutoCloseable {
     @Override
     public void close() {
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+        if (subscriberGroup != group) {
+            subscriberGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+        }
     }
 }

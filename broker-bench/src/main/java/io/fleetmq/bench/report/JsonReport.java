@@ -36,6 +36,7 @@ public final class JsonReport {
                 .field("target_rate", o.rate())
                 .field("inflight", o.inflight())
                 .field("threads", o.threads())
+                .field("subscriber_threads", o.subscriberThreads())
                 .field("transport", r.transport())
                 .field("warmup_s", o.warmup().toMillis() / 1e3)
                 .field("measured_s", r.measuredSeconds())

@@ -76,7 +76,7 @@ public final class BenchmarkRun {
             publisherConnections.add(connection);
         }
 
-        try (ClientLoops loops = new ClientLoops(options.threads())) {
+        try (ClientLoops loops = new ClientLoops(options.threads(), options.subscriberThreads())) {
             Run run = new Run(runId, topology, stats, loops.transport());
             progress.printf(Locale.ROOT, "fleetmq-bench %s: %s, MQTT %s, QoS %d against %s:%d (%s, %d threads)%n",
                     runId, options.scenario().label(), options.protocol().label(), options.qos(), options.host(),
@@ -110,7 +110,7 @@ public final class BenchmarkRun {
     private String connectAndSubscribe(ClientLoops loops, List<Subscriber> subscribers,
                                        List<MqttConnection> subscriberConnections,
                                        List<MqttConnection> publisherConnections, MqttQoS qos) {
-        int failed = connectAll(loops, subscriberConnections, options.subscriberPort());
+        int failed = connectAll(loops, subscriberConnections, options.subscriberPort(), true);
         if (failed > 0) {
             return failed + " of " + subscriberConnections.size() + " subscribers could not connect";
         }
@@ -122,7 +122,7 @@ public final class BenchmarkRun {
         if (failed > 0) {
             return failed + " of " + subscribers.size() + " subscriptions failed";
         }
-        failed = connectAll(loops, publisherConnections, options.port());
+        failed = connectAll(loops, publisherConnections, options.port(), false);
         if (failed > 0) {
             return failed + " of " + publisherConnections.size() + " publishers could not connect";
         }
@@ -136,12 +136,12 @@ public final class BenchmarkRun {
     }
 
     /** Returns how many failed; each failure was already counted by its connection. */
-    private int connectAll(ClientLoops loops, List<MqttConnection> connections, int port) {
+    private int connectAll(ClientLoops loops, List<MqttConnection> connections, int port, boolean subscribers) {
         Semaphore permits = new Semaphore(CONNECT_CONCURRENCY);
         List<CompletableFuture<MqttConnection>> results = new ArrayList<>();
         for (MqttConnection connection : connections) {
             permits.acquireUninterruptibly();
-            loops.connect(options.host(), port, connection, options.payloadBytes() + PACKET_HEADROOM);
+            loops.connect(options.host(), port, connection, options.payloadBytes() + PACKET_HEADROOM, subscribers);
             results.add(connection.connected().whenComplete((c, e) -> permits.release()));
         }
         return awaitAll(results);

@@ -47,6 +47,13 @@ class OptionsParserTest {
     }
 
     @Test
+    void subscribersShareThePublishersThreadsUnlessGivenTheirOwn() throws UsageException {
+        assertEquals(0, parse("--scenario", "fan-in").subscriberThreads());
+        assertEquals(1, parse("--scenario", "fan-in", "--subscriber-threads", "1").subscriberThreads());
+        assertThrows(UsageException.class, () -> parse("--scenario", "fan-in", "--subscriber-threads", "-1"));
+    }
+
+    @Test
     void helpAsksForNoRun() throws UsageException {
         assertTrue(OptionsParser.parse("--help").isEmpty());
         assertTrue(OptionsParser.parse("--scenario", "p2p", "-h").isEmpty());
