@@ -93,35 +93,46 @@ class AppBacklogIT {
         watcher.disconnect();
     }
 
-    @Test
-    @Order(1)
-    void anOfflineApplicationGetsItsWholeBacklogInOrderOnAnotherNode() {
-        for (int i = 0; i < 3; i++) {
-            subscribeAndLeave("app-reader-" + i, "backlog/" + i, 1);
-        }
-        awaitRoute("backlog/#", "backlog/route", 1, 2);
-        for (int i = 0; i < 3; i++) {
-            publish("backlog/" + i, 0, 500, 2);
-        }
+    /** Reconnects {@code count} readers on {@code node} and waits until each has {@code expect} messages. */
+    private static List<List<Integer>> readBack(String prefix, int count, int node, int expect) {
         List<List<Integer>> all = new ArrayList<>();
         List<Mqtt5BlockingClient> readers = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            Mqtt5BlockingClient r = client("app-reader-" + i, 2);
+        for (int i = 0; i < count; i++) {
+            Mqtt5BlockingClient r = client(prefix + i, node);
             List<Integer> got = new CopyOnWriteArrayList<>();
             r.toAsync().publishes(MqttGlobalPublishFilter.ALL,
                     p -> got.add(Integer.parseInt(new String(p.getPayloadAsBytes(), StandardCharsets.UTF_8))));
-            assertTrue(r.connectWith().cleanStart(false).sessionExpiryInterval(3600).send().isSessionPresent());
+            assertTrue(r.connectWith().cleanStart(false).sessionExpiryInterval(3600).send().isSessionPresent(),
+                    prefix + i + " finds its session");
             all.add(got);
             readers.add(r);
         }
-        Await.until(WAIT, "every backlog", () -> all.stream().allMatch(g -> g.size() >= 500));
-        for (int i = 0; i < 3; i++) {
-            List<Integer> expected = new ArrayList<>();
-            for (int m = 0; m < 500; m++) {
-                expected.add(m);
-            }
-            assertEquals(expected, all.get(i), "app-reader-" + i + ": all 500, in order, once");
-            readers.get(i).disconnectWith().sessionExpiryInterval(0).send();
+        Await.until(WAIT, "every backlog", () -> all.stream().allMatch(g -> g.size() >= expect));
+        readers.forEach(r -> r.disconnectWith().sessionExpiryInterval(0).send());
+        return all;
+    }
+
+    private static List<Integer> range(int to) {
+        List<Integer> expected = new ArrayList<>();
+        for (int m = 0; m < to; m++) {
+            expected.add(m);
+        }
+        return expected;
+    }
+
+    @Test
+    @Order(1)
+    void offlineApplicationsGetTheirWholeBacklogInOrderOnAnotherNode() {
+        for (int i = 0; i < 20; i++) {
+            subscribeAndLeave("app-reader-" + i, "backlog/" + i, 1);
+        }
+        awaitRoute("backlog/#", "backlog/route", 1, 2);
+        for (int i = 0; i < 20; i++) {
+            publish("backlog/" + i, 0, 500, 2);
+        }
+        List<List<Integer>> all = readBack("app-reader-", 20, 2, 500);
+        for (int i = 0; i < 20; i++) {
+            assertEquals(range(500), all.get(i), "app-reader-" + i + ": all 500, in order, once");
         }
     }
 
@@ -297,5 +308,23 @@ class AppBacklogIT {
         expected.sort(null);
         assertEquals(expected, got, "every message, once");
         m1.disconnectWith().sessionExpiryInterval(0).send();
+    }
+
+    @Test
+    @Order(5)
+    void backlogsSurviveARestartOfEveryNode() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            subscribeAndLeave("app-restart-" + i, "restart/" + i, 2);
+        }
+        awaitRoute("restart/#", "restart/route", 2, 1);
+        for (int i = 0; i < 5; i++) {
+            publish("restart/" + i, 0, 100, 1);
+        }
+        cluster.restart(1);
+        cluster.restart(2);
+        List<List<Integer>> all = readBack("app-restart-", 5, 1, 100);
+        for (int i = 0; i < 5; i++) {
+            assertEquals(range(100), all.get(i), "app-restart-" + i + ": all 100, in order, once");
+        }
     }
 }
