@@ -107,15 +107,42 @@ class SharedSubscriptionTest {
         pub.disconnect();
     }
 
+    @Test
+    @DisplayName("4.8.2 with no member connected, a QoS 1 message waits in a persistent DEVICE member's queue and reaches it when it returns")
+    void withNoMemberConnectedAPersistentDeviceMembersQueueKeepsTheMessages() throws Exception {
+        leaveAfterSubscribing("share-dev-away", "05 110000012c", "$share/devices/queued/#"); // offline, session stays 300 s
+        Mqtt5BlockingClient pub = broker.connectedV5("share-dev-pub");
+        for (int i = 0; i < 5; i++) {
+            pub.publishWith().topic("queued/" + i).qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {(byte) i}).send();
+        }
+        pub.disconnect();
+        Mqtt5BlockingClient back = broker.v5("share-dev-away");
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = back.publishes(MqttGlobalPublishFilter.ALL)) {
+            assertTrue(back.connectWith().cleanStart(false).sessionExpiryInterval(300).send().isSessionPresent());
+            for (int i = 0; i < 5; i++) {
+                Mqtt5Publish p = in.receive(10, TimeUnit.SECONDS).orElseThrow(
+                        () -> new AssertionError("a queued message did not arrive"));
+                assertEquals("queued/" + p.getPayloadAsBytes()[0], p.getTopic().toString());
+                assertEquals(i, p.getPayloadAsBytes()[0], "in order");
+            }
+        }
+        back.disconnectWith().sessionExpiryInterval(0).send();
+    }
+
+    private static void leaveAfterSubscribing(String clientId, String connectProperties) throws Exception {
+        leaveAfterSubscribing(clientId, connectProperties, "$share/leavers/work/#");
+    }
+
     /**
      * A raw member joins the group and leaves with DISCONNECT; the broker closes the socket only
      * after the session has processed it, so once closed the group knows.
      */
-    private static void leaveAfterSubscribing(String clientId, String connectProperties) throws Exception {
+    private static void leaveAfterSubscribing(String clientId, String connectProperties, String filter)
+            throws Exception {
         try (RawMqtt raw = broker.raw()) {
             raw.send(RawMqtt.connect(5, true, 60, clientId, connectProperties));
             raw.readType(2);
-            raw.send(RawMqtt.subscribeV5(1, "$share/leavers/work/#", 1));
+            raw.send(RawMqtt.subscribeV5(1, filter, 1));
             raw.readType(9);
             raw.sendHex("e000");
             assertTrue(raw.closedByBroker());
