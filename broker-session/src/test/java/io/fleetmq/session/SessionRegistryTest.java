@@ -8,14 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import io.fleetmq.core.message.BrokerMessage;
-import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -35,52 +33,6 @@ class SessionRegistryTest {
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
     private SessionRegistry registry;
     private final InMemoryConnectSequence sequence = new InMemoryConnectSequence(turns::add);
-
-    /** A connection that records what the session sends it. */
-    private static final class RecordingConnection implements ClientConnection {
-        final List<Packet> sent = new ArrayList<>();
-        boolean closed;
-
-        @Override
-        public void write(Packet packet) {
-            sent.add(packet);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void sendAndClose(Packet last) {
-            if (last != null) {
-                sent.add(last);
-            }
-            closed = true;
-        }
-
-        @Override
-        public boolean isWritable() {
-            return true;
-        }
-
-        @Override
-        public void publishSettled() {
-        }
-
-        @Override
-        public void keepAlive(int seconds) {
-        }
-
-        @Override
-        public ProtocolVersion version() {
-            return ProtocolVersion.V5;
-        }
-
-        @Override
-        public String remoteAddress() {
-            return "test";
-        }
-    }
 
     @BeforeEach
     void setUp() {
@@ -117,7 +69,7 @@ class SessionRegistryTest {
         RecordingConnection first = new RecordingConnection();
         SessionActor actor = registry.connect(connect("c"), first);
         runTurns();
-        assertInstanceOf(Packet.ConnAck.class, first.sent.get(0));
+        assertInstanceOf(Packet.ConnAck.class, first.written.get(0));
 
         // The old connection drops (expiry 0: the session will end) and, before the session has
         // processed that, the client is back with a new connection.
@@ -125,14 +77,14 @@ class SessionRegistryTest {
         RecordingConnection second = new RecordingConnection();
         SessionActor owner = registry.connect(connect("c"), second);
         runTurns();
-        Packet.ConnAck ack = assertInstanceOf(Packet.ConnAck.class, second.sent.get(0));
+        Packet.ConnAck ack = assertInstanceOf(Packet.ConnAck.class, second.written.get(0));
         assertEquals(0, ack.reasonCode().value());
         assertFalse(ack.sessionPresent(), "the old session ended");
 
         owner.packet(second, new Packet.PingReq());
         runTurns();
-        assertEquals(2, second.sent.size(), "the new connection's PINGREQ was answered: " + second.sent);
-        assertInstanceOf(Packet.PingResp.class, second.sent.get(1));
+        assertEquals(2, second.written.size(), "the new connection's PINGREQ was answered: " + second.written);
+        assertInstanceOf(Packet.PingResp.class, second.written.get(1));
         assertSame(owner, registry.get("c"));
     }
 
@@ -152,7 +104,7 @@ class SessionRegistryTest {
         assertNotSame(actor, next);
         next.packet(again, new Packet.PingReq());
         runTurns();
-        assertInstanceOf(Packet.ConnAck.class, again.sent.get(0));
-        assertInstanceOf(Packet.PingResp.class, again.sent.get(1));
+        assertInstanceOf(Packet.ConnAck.class, again.written.get(0));
+        assertInstanceOf(Packet.PingResp.class, again.written.get(1));
     }
 }
