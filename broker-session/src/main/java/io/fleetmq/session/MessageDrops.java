@@ -32,7 +32,9 @@ public final class MessageDrops {
         /** Queued or unacknowledged on this node when the session was taken over by another node. */
         SESSION_MOVED,
         /** For a session on a node that is gone, before the client reconnected elsewhere. */
-        NODE_DOWN
+        NODE_DOWN,
+        /** The session failed while handling it (a defect, logged with the client ID). */
+        DELIVERY_FAILED
     }
 
     private final MeterRegistry registry;

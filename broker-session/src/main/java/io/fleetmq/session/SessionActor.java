@@ -328,6 +328,7 @@ public final class SessionActor {
                 try {
                     onDeliver(r.message(), r.matched());
                 } catch (RuntimeException e) {
+                    services.drops().count(MessageDrops.Reason.DELIVERY_FAILED);
                     log.warn("{}: a delivery failed; continuing with the next", clientId, e);
                 }
             }

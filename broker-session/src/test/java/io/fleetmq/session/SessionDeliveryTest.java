@@ -130,6 +130,7 @@ class SessionDeliveryTest {
         actors.runAll();
 
         assertEquals(List.of("t/0", "t/2", "t/3", "t/4"), connection.publishedTopics());
+        assertEquals(1, dropped("delivery_failed"), "the failed one is counted");
         deliver(5, 1);
         actors.runAll();
         assertEquals("t/5", connection.publishedTopics().get(4), "later deliveries still get a turn");
