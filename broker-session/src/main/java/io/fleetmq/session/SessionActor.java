@@ -1119,17 +1119,15 @@ public final class SessionActor {
         }
     }
 
+    /** Stops reading every backlog; what they handed over and was not delivered is read again from Kafka. */
     private void closeBacklog() {
         if (appBacklog != null) {
             appBacklog.close();
-            cursors.remove(appBacklog);
             appBacklog = null;
         }
-        for (AppBacklog b : sharedBacklogs.values()) {
-            b.close();
-            forget(b);
-        }
+        sharedBacklogs.values().forEach(AppBacklog::close);
         sharedBacklogs.clear();
+        sharedSubscriptions.clear();
         cursors.clear();
         appWaiting.clear();
     }
