@@ -138,11 +138,13 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("Redis connection", redis));
         readiness.register(redis.healthCheck());
 
-        Messaging messaging = new Messaging(config, kafka, admin, redis, metrics.registry());
-        started.push(new Stoppable("messaging", messaging));
-        readiness.register(messaging.clusterHealth());
+        Incarnations incarnations = new Incarnations(
+                () -> new Messaging(config, kafka, admin, redis, metrics.registry()), metrics.registry());
+        incarnations.start();
+        started.push(new Stoppable("messaging", incarnations));
+        readiness.register(incarnations.clusterHealth());
 
-        bindMqttListeners(loops, messaging);
+        bindMqttListeners(loops, incarnations.connectionHandlers());
 
         readiness.started();
         double seconds = (System.nanoTime() - t0) / 1e9;
@@ -193,7 +195,7 @@ public final class BrokerNode implements AutoCloseable {
         }
     }
 
-    private void bindMqttListeners(EventLoops loops, Messaging messaging) {
+    private void bindMqttListeners(EventLoops loops, java.util.function.Supplier<io.netty.channel.ChannelHandler> handlers) {
         SslContext ssl = config.tls().enabled() || config.wss().enabled() ? sslContext() : null;
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
@@ -203,7 +205,7 @@ public final class BrokerNode implements AutoCloseable {
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), messaging.connectionHandlers());
+                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers);
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);

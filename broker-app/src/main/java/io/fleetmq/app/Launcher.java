@@ -120,13 +120,28 @@ public final class Launcher {
     }
 
     private AutoCloseable runServices(BrokerConfig config) {
-        EmbeddedServices services = BrokerNode.startEmbedded(config, true, true, true);
+        // A service already pointed elsewhere is not started: one Kafka of its own in a process of its
+        // own can then be paused or stopped alone, as fault tests and local experiments do.
+        boolean kafka = !config.kafkaExternal();
+        boolean redis = !config.redisExternal();
+        boolean postgres = !config.databaseExternal();
+        if (!kafka && !redis && !postgres) {
+            throw new ConfigException("services mode has nothing to start: KAFKA_BOOTSTRAP_SERVERS, REDIS_URL and"
+                    + " DATABASE_URL all point at external servers");
+        }
+        EmbeddedServices services = BrokerNode.startEmbedded(config, kafka, redis, postgres);
         Map<String, String> addresses = new LinkedHashMap<>();
-        addresses.put("KAFKA_BOOTSTRAP_SERVERS", services.kafkaBootstrapServers());
-        addresses.put("REDIS_URL", services.redisUrl());
-        addresses.put("DATABASE_URL", services.databaseUrl());
-        addresses.put("DATABASE_USER", services.databaseUser());
-        addresses.put("DATABASE_PASSWORD", services.databasePassword());
+        if (kafka) {
+            addresses.put("KAFKA_BOOTSTRAP_SERVERS", services.kafkaBootstrapServers());
+        }
+        if (redis) {
+            addresses.put("REDIS_URL", services.redisUrl());
+        }
+        if (postgres) {
+            addresses.put("DATABASE_URL", services.databaseUrl());
+            addresses.put("DATABASE_USER", services.databaseUser());
+            addresses.put("DATABASE_PASSWORD", services.databasePassword());
+        }
         StringBuilder env = new StringBuilder();
         addresses.forEach((k, v) -> env.append(k).append('=').append(v).append('\n'));
         Path envFile = config.dataDir().resolve("services.env");

@@ -84,9 +84,16 @@ final class Messaging implements AutoCloseable {
     private GroupConsumer<SessionEvent> sequence;
     private GroupConsumer<io.fleetmq.core.cluster.Downlink> devicePersisted;
     private final Set<Integer> ownedPublishPartitions = new HashSet<>();
+    private final MeterRegistry meters;
+    /** Gauges bound to this incarnation's objects, removed when it is fenced or closed. */
+    private final java.util.List<Gauge> gauges = new java.util.ArrayList<>();
+    private NodeInbox inbox;
+    private volatile boolean fenced;
+    private boolean clusterWorkStopped;
 
     Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters) {
         this.config = config;
+        this.meters = meters;
         ClusterSettings cluster = config.cluster();
         String nodeId = config.nodeId();
         Duration requestTimeout = kafka.settings().requestTimeout();
@@ -111,7 +118,7 @@ final class Messaging implements AutoCloseable {
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
                 .ensureNodeTopics(nodeId, cluster.downlinkPartitions());
         this.clusterProducer = new ClusterProducer(kafka);
-        this.membership = new Membership(kafka, admin, cluster, clusterProducer, timers, System::currentTimeMillis);
+        this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
@@ -127,12 +134,28 @@ final class Messaging implements AutoCloseable {
                 new DeliveryGate(), drops);
 
         // Positioned at the end of this node's topics before anyone learns the node exists.
-        NodeInbox inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
+        try {
+            join(kafka, admin, meters, cluster, topics, requestTimeout, downlinkPartitions, subscriptions, retained,
+                    link, appTopics, deviceQueues, drops);
+        } catch (RuntimeException | Error e) {
+            // Nothing of a half-joined incarnation may linger: its threads would act on the cluster.
+            close();
+            throw e;
+        }
+    }
+
+    private void join(KafkaClients kafka, Admin admin, MeterRegistry meters, ClusterSettings cluster,
+            BrokerTopics topics, Duration requestTimeout, int downlinkPartitions, SubscriptionTrie subscriptions,
+            RetainedIndex<BrokerMessage> retained, ClusterLink link, AppTopics appTopics, DeviceQueues deviceQueues,
+            MessageDrops drops) {
+        String nodeId = config.nodeId();
+        inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
         inbox.start();
         closeables.push(inbox);
 
         // The node's copies of the shared state must be complete before it takes clients.
         membership.start(requestTimeout.multipliedBy(3));
+        membership.onFenced(() -> fenceListeners.forEach(Runnable::run));
         StateFollower sessionsFollower = new StateFollower(kafka, admin, topics.sessions(), record -> {
             try {
                 directory.applied(record.key(),
@@ -160,7 +183,7 @@ final class Messaging implements AutoCloseable {
                 clusterProducer.partitions(topics.sessionEvents()), requestTimeout, deviceQueues);
         membership.onDeath(sequencer::nodeDied);
         sequencer.appTopics(appTopics);
-        this.sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
+        sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
                 sequencer::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(sequencer::flushed)
@@ -171,32 +194,55 @@ final class Messaging implements AutoCloseable {
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
                 topics, drops, requestTimeout);
-        this.devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
+        devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
                         .withSessionTimeout(cluster.nodeTimeout()));
         devicePersisted.start();
 
-        this.consumer = new PublishConsumer(kafka, meters, this::route,
-                owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, inbox, requestTimeout),
+        NodeInbox nodeInbox = inbox;
+        consumer = new PublishConsumer(kafka, meters, this::route,
+                owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, nodeInbox,
+                        requestTimeout),
                 router::flushed, cluster.nodeTimeout());
         consumer.start();
 
-        Gauge.builder("fleetmq.publish.routing.backlog", consumer, PublishConsumer::lag)
+        PublishConsumer routing = consumer;
+        gauges.add(Gauge.builder("fleetmq.publish.routing.backlog", routing, PublishConsumer::lag)
                 .description("PUBLISH records in the partitions this node routes that it has not read yet")
-                .register(meters);
+                .register(meters));
+        gauges.add(Gauge.builder("fleetmq.sessions", sessions, SessionRegistry::size)
+                .description("Sessions on this node, connected or not").register(meters));
+        gauges.add(Gauge.builder("fleetmq.cluster.sessions", directory, SessionDirectory::size)
+                .description("Sessions in the cluster, connected or not").register(meters));
+        gauges.add(Gauge.builder("fleetmq.cluster.nodes", membership, m -> m.liveNodes().size())
+                .description("Live nodes of the cluster, this one included").register(meters));
+        gauges.add(Gauge.builder("fleetmq.cluster.heartbeat.age.seconds", membership,
+                        m -> m.heartbeatAge().toNanos() / 1e9)
+                .description("Time since this node's newest confirmed heartbeat was sent; the node fences"
+                        + " itself at two thirds of the node timeout")
+                .register(meters));
+        gauges.add(Gauge.builder("fleetmq.subscriptions", subscriptions, SubscriptionTrie::size)
+                .description("Subscriptions in the node's trie (the whole cluster's)").register(meters));
+        gauges.add(Gauge.builder("fleetmq.retained.messages", retained, RetainedIndex::size)
+                .description("Retained messages known to the node").register(meters));
+    }
 
-        Gauge.builder("fleetmq.sessions", sessions, SessionRegistry::size)
-                .description("Sessions on this node, connected or not").register(meters);
-        Gauge.builder("fleetmq.cluster.sessions", directory, SessionDirectory::size)
-                .description("Sessions in the cluster, connected or not").register(meters);
-        Gauge.builder("fleetmq.cluster.nodes", membership, m -> m.liveNodes().size())
-                .description("Live nodes of the cluster, this one included").register(meters);
-        Gauge.builder("fleetmq.subscriptions", subscriptions, SubscriptionTrie::size)
-                .description("Subscriptions in the node's trie (the whole cluster's)").register(meters);
-        Gauge.builder("fleetmq.retained.messages", retained, RetainedIndex::size)
-                .description("Retained messages known to the node").register(meters);
+    private final java.util.concurrent.CopyOnWriteArrayList<Runnable> fenceListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Called once, from the membership thread, when this incarnation fences itself. */
+    void onFenced(Runnable listener) {
+        fenceListeners.add(listener);
+        if (membership.fenced()) {
+            listener.run(); // fenced before anyone listened; the listener ignores a second call
+        }
+    }
+
+    /** This incarnation's identity in the cluster. */
+    long incarnation() {
+        return membership.incarnation();
     }
 
     private void route(PublishedRecord record) {
@@ -266,6 +312,13 @@ final class Messaging implements AutoCloseable {
 
             @Override
             public HealthStatus check() {
+                if (membership.fenced() || fenced) {
+                    return HealthStatus.down("fenced off the cluster (" + membership.fenceReason()
+                            + "); rejoining as a new incarnation");
+                }
+                if (!membership.serving()) {
+                    return HealthStatus.down("no heartbeat confirmed for " + membership.heartbeatAge().toMillis() + " ms");
+                }
                 if (!consumer.isRunning()) {
                     return HealthStatus.down("publish consumer stopped: "
                             + consumer.failure().map(HealthStatus::describe).orElse("closed"));
@@ -286,8 +339,65 @@ final class Messaging implements AutoCloseable {
      * and disconnected, the cluster learns of it, then the consumers stop (handing their partitions
      * to the other nodes), the node says it leaves, and the producers flush what is in flight.
      */
+    /**
+     * This incarnation fenced itself: its clients are sent to other nodes (0x9C), and everything
+     * that reads from or writes to Kafka on its behalf stops at once, without waiting for Kafka
+     * (which may be unreachable). What stays is the session registry, whose actors refuse new
+     * CONNECTs with 0x88 until a new incarnation takes over; {@link #close()} ends that.
+     */
+    void fence() {
+        fenced = true;
+        membership.fence("asked to");
+        sessions.fence(config.cluster().shutdownServerReference());
+        removeGauges();
+        stopClusterWork(Duration.ofSeconds(1));
+    }
+
+    private void removeGauges() {
+        gauges.forEach(meters::remove);
+        gauges.clear();
+    }
+
+    private void stopClusterWork(Duration producerWait) {
+        if (clusterWorkStopped) {
+            return;
+        }
+        clusterWorkStopped = true;
+        // The consumers leave their groups in parallel: each may wait for Kafka up to its timeout.
+        java.util.List<java.util.concurrent.CompletableFuture<Void>> leaving = new java.util.ArrayList<>();
+        for (AutoCloseable c : new AutoCloseable[] {consumer, sequence, devicePersisted}) {
+            if (c != null) {
+                leaving.add(java.util.concurrent.CompletableFuture.runAsync(() -> {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        log.warn("Closing a consumer failed: {}", e.toString());
+                    }
+                }));
+            }
+        }
+        leaving.forEach(java.util.concurrent.CompletableFuture::join);
+        membership.close();
+        while (!closeables.isEmpty()) {
+            try {
+                closeables.pop().close();
+            } catch (Exception e) {
+                log.warn("Closing failed: {}", e.toString());
+            }
+        }
+        clusterProducer.close(producerWait);
+        publishLog.close(producerWait);
+        retainedStore.close();
+    }
+
     @Override
     public void close() {
+        removeGauges();
+        if (fenced) {
+            stopClusterWork(Duration.ofSeconds(1)); // idempotent: what fence() stopped stays stopped
+            stopActors();
+            return;
+        }
         sessions.shutdown(config.cluster().shutdownServerReference());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (sessions.all().stream().anyMatch(SessionActor::isOnline) && System.nanoTime() < deadline) {
@@ -298,27 +408,14 @@ final class Messaging implements AutoCloseable {
                 break;
             }
         }
-        clusterProducer.flush();
-        if (consumer != null) {
-            consumer.close();
+        if (membership.serving()) {
+            clusterProducer.flush(); // the disconnects reach the connect sequence before the node leaves
         }
-        if (sequence != null) {
-            sequence.close();
-        }
-        if (devicePersisted != null) {
-            devicePersisted.close();
-        }
-        membership.close();
-        while (!closeables.isEmpty()) {
-            try {
-                closeables.pop().close();
-            } catch (Exception e) {
-                log.warn("Closing failed: {}", e.toString());
-            }
-        }
-        clusterProducer.close();
-        publishLog.close(Duration.ofSeconds(10));
-        retainedStore.close();
+        stopClusterWork(Duration.ofSeconds(10));
+        stopActors();
+    }
+
+    private void stopActors() {
         timers.shutdownNow();
         actorPool.shutdown();
         try {

@@ -41,6 +41,8 @@ public final class EmbeddedKafkaServer {
     private int controllerPort;
     private String clusterId;
     private KafkaRaftServer server;
+    /** Extra plaintext listeners: name to {bind port, advertised host:port}. */
+    private final java.util.Map<String, String[]> extraListeners = new java.util.LinkedHashMap<>();
 
     public EmbeddedKafkaServer(Path dataDir, String host, int port, int controllerPort) {
         this.dataDir = dataDir.toAbsolutePath();
@@ -49,6 +51,19 @@ public final class EmbeddedKafkaServer {
         this.host = host;
         this.port = port;
         this.controllerPort = controllerPort;
+    }
+
+    /**
+     * Adds a plaintext listener bound to {@code port} that tells clients to reach the broker at
+     * {@code advertised} (say, a TCP proxy in front of {@code port}): clients bootstrapping through
+     * it keep every later connection on that path. Call before {@link #start()}.
+     */
+    public synchronized EmbeddedKafkaServer withListener(String name, int port, String advertised) {
+        if (!name.matches("[A-Z][A-Z0-9_]*") || name.equals("PLAINTEXT") || name.equals("CONTROLLER")) {
+            throw new IllegalArgumentException("listener name must be upper case and new: " + name);
+        }
+        extraListeners.put(name, new String[] {Integer.toString(port), advertised});
+        return this;
     }
 
     /** Formats the log dir if it has never been formatted, then starts and waits until the broker is serving. */
@@ -157,9 +172,18 @@ public final class EmbeddedKafkaServer {
         // different controller port (a requested port of 0 picks a new one for a new server object).
         p.put("controller.quorum.voters", NODE_ID + "@" + Ports.hostPort(advertisedHost, controllerPort));
         p.put("controller.listener.names", "CONTROLLER");
-        p.put("listeners", "PLAINTEXT://" + Ports.hostPort(host, port) + ",CONTROLLER://" + Ports.hostPort(host, controllerPort));
-        p.put("advertised.listeners", "PLAINTEXT://" + Ports.hostPort(advertisedHost, port));
-        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        StringBuilder listeners = new StringBuilder("PLAINTEXT://" + Ports.hostPort(host, port) + ",CONTROLLER://"
+                + Ports.hostPort(host, controllerPort));
+        StringBuilder advertised = new StringBuilder("PLAINTEXT://" + Ports.hostPort(advertisedHost, port));
+        StringBuilder protocols = new StringBuilder("PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        extraListeners.forEach((name, portAndAddress) -> {
+            listeners.append(',').append(name).append("://").append(Ports.hostPort(host, Integer.parseInt(portAndAddress[0])));
+            advertised.append(',').append(name).append("://").append(portAndAddress[1]);
+            protocols.append(',').append(name).append(":PLAINTEXT");
+        });
+        p.put("listeners", listeners.toString());
+        p.put("advertised.listeners", advertised.toString());
+        p.put("listener.security.protocol.map", protocols.toString());
         p.put("inter.broker.listener.name", "PLAINTEXT");
         p.put("log.dirs", logDir.toString());
 

@@ -29,4 +29,12 @@ public interface ClusterPort {
 
     /** The session's subscriptions changed on this node, in its connection {@code epoch}. */
     void subscriptionsChanged(String clientId, long epoch, List<Subscription> subscriptions);
+
+    /**
+     * Whether this node may serve clients now: false once it has fenced itself off the cluster
+     * (DESIGN.md, "When a node dies"), and then for good.
+     */
+    default boolean serving() {
+        return true;
+    }
 }

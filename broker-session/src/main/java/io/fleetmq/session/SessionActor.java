@@ -396,6 +396,31 @@ public final class SessionActor {
         });
     }
 
+    /**
+     * This node fenced itself off the cluster: the client is sent elsewhere (0x9C Use another
+     * server, with {@code serverReference} when one is configured) and CONNECTs still waiting for the
+     * connect sequence are refused with 0x88. As on a shutdown, no will is published here: the
+     * client did nothing wrong and is expected to reconnect to another node at once.
+     */
+    void fenced(String serverReference) {
+        mailbox.tell(() -> {
+            for (String requestId : List.copyOf(pendingConnects.keySet())) {
+                PendingConnect p = pendingConnects.remove(requestId);
+                p.timeout().cancel(false);
+                p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE,
+                        "this node is fenced off from the cluster; connect to another node"));
+            }
+            ClientConnection conn = connection;
+            if (conn == null) {
+                return;
+            }
+            detach(false);
+            conn.sendAndClose(conn.version().isV5() ? new Packet.Disconnect(ReasonCode.USE_ANOTHER_SERVER, -1,
+                    reasonString("this node is fenced off from the cluster; connect to another node"),
+                    serverReference) : null);
+        });
+    }
+
     // ======================================================================== CONNECT
 
     /**
@@ -403,6 +428,15 @@ public final class SessionActor {
      * the CONNACK waits for the answer, so one client ID has one live connection cluster-wide.
      */
     private void onConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
+        if (!services.cluster().serving()) {
+            // A node that cannot confirm its place in the cluster must not take sessions [MQTT-3.2.2-7].
+            conn.sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE,
+                    "this node is fenced off from the cluster; connect to another node"));
+            if (epoch == 0 && connection == null && pendingConnects.isEmpty()) {
+                endHere();
+            }
+            return;
+        }
         String requestId = UUID.randomUUID().toString();
         long expiry = Math.min(requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
         SessionState.PendingWill will = connect.will() == null ? null

@@ -98,6 +98,16 @@ public final class SessionRegistry {
     }
 
     /**
+     * This node fenced itself: every client is sent to another node (0x9C) and waiting CONNECTs are
+     * refused (0x88); see {@link SessionActor#fenced}.
+     */
+    public void fence(String serverReference) {
+        for (SessionActor actor : sessions.values()) {
+            actor.fenced(serverReference);
+        }
+    }
+
+    /**
      * Tells every connected client the node is going away and ends its connection [MQTT-3.14.2]:
      * with 0x9C and {@code serverReference} if not null, else with 0x8B.
      */

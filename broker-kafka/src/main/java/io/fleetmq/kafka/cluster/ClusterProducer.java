@@ -63,4 +63,9 @@ public final class ClusterProducer implements AutoCloseable {
     public void close() {
         producer.close(closeTimeout);
     }
+
+    /** Closes, giving records still in flight at most {@code timeout}; the rest fail. */
+    public void close(Duration timeout) {
+        producer.close(timeout);
+    }
 }

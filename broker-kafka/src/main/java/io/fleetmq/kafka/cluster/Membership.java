@@ -9,55 +9,122 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which nodes are alive. Every node writes a heartbeat ({@link NodeStatus}) to the compacted
- * {@code nodes} topic every heartbeat interval and follows the topic; a node whose latest heartbeat
- * is older than the node timeout, or that said it left, is dead. Heartbeat times are the writer's
- * clock, so node clocks must agree to well within the timeout (NTP does).
+ * Which nodes are alive, and whether this one may still serve.
  *
- * <p>Death listeners are told once per incarnation, from the timer thread, when a node that was
- * alive is no longer; they must hand the work off.
+ * <p>Every node writes a heartbeat ({@link NodeStatus}) to the compacted {@code nodes} topic every
+ * heartbeat interval, with a producer and threads of its own so no other work can delay it, and
+ * follows the topic. All judgements use each node's own monotonic clock; wall-clock times in the
+ * records are only shown to operators.
+ *
+ * <p><b>Fencing.</b> This node serves only while a heartbeat it sent less than {@link #fenceAfter()}
+ * ago (two thirds of the node timeout) has been confirmed stored. Once that fails it is fenced for
+ * good: {@link #serving()} stays false and the fence listeners are told once, so the node can
+ * disconnect its clients and come back as a new incarnation.
+ *
+ * <p><b>Judging others.</b> Another node's incarnation is dead when it said it left, or when this
+ * node has read its own heartbeats for a whole node timeout past the last record of the other
+ * node. Only heartbeats this node has read back count, so a node whose own view is stale (cut off,
+ * paused) never judges anyone. Together the two rules mean no node is declared dead while it still
+ * serves: to serve at time t a node must have stored a heartbeat sent after t - fenceAfter, and any
+ * node whose read-back horizon passed t has read it.
+ *
+ * <p>Death listeners are told once per incarnation, from the membership thread; they must hand the
+ * work off.
  */
 public final class Membership implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Membership.class);
 
     private final ClusterSettings settings;
-    private final ClusterProducer producer;
-    private final ScheduledExecutorService timer;
-    private final LongSupplier clock;
+    private final LongSupplier wallClock;
+    private final LongSupplier nanos;
     private final String topic;
     private final long incarnation;
     private final StateFollower follower;
-    private final Map<String, NodeStatus> latest = new ConcurrentHashMap<>();
+    private final KafkaProducer<String, byte[]> producer;
+    private final ScheduledThreadPoolExecutor threads;
+    private final long timeoutNanos;
+    private final long fenceAfterNanos;
+
+    /** The latest record of each node and when this node read it. */
+    private final Map<String, Seen> latest = new ConcurrentHashMap<>();
+    /** Own heartbeats sent but not yet read back: heartbeat time (wall) to send time (monotonic). */
+    private final ConcurrentSkipListMap<Long, Long> unreadOwn = new ConcurrentSkipListMap<>();
     /** Nodes (by ID and incarnation) already reported dead, so each death is told once. */
     private final Set<String> reportedDead = ConcurrentHashMap.newKeySet();
     private final CopyOnWriteArrayList<Consumer<NodeStatus>> deathListeners = new CopyOnWriteArrayList<>();
-    private ScheduledFuture<?> beat;
-    private ScheduledFuture<?> check;
+    private final CopyOnWriteArrayList<Runnable> fenceListeners = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean fenced = new AtomicBoolean();
 
-    public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, ClusterProducer producer,
-            ScheduledExecutorService timer, LongSupplier clock) {
+    /** Send time of the newest heartbeat confirmed stored. */
+    private final AtomicLong confirmedSentNanos = new AtomicLong();
+    /** Send time of the newest own heartbeat read back: everything stored before it has been read. */
+    private volatile long horizonNanos;
+    private volatile boolean started;
+    private volatile String fenceReason;
+    private long lastHeartbeatMillis;
+
+    private record Seen(NodeStatus status, long receivedNanos) {
+    }
+
+    public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, LongSupplier wallClock) {
+        this(clients, admin, settings, wallClock, System::nanoTime);
+    }
+
+    public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, LongSupplier wallClock,
+            LongSupplier nanos) {
         this.settings = settings;
-        this.producer = producer;
-        this.timer = timer;
-        this.clock = clock;
+        this.wallClock = wallClock;
+        this.nanos = nanos;
         this.topic = new BrokerTopics(clients.settings().topicPrefix()).nodes();
         // Unique per run; also orders incarnations of one node ID.
-        this.incarnation = clock.getAsLong() * 1000 + (System.nanoTime() & 0x3FF);
+        this.incarnation = wallClock.getAsLong() * 1000 + (System.nanoTime() & 0x3FF);
+        this.timeoutNanos = settings.nodeTimeout().toNanos();
+        this.horizonNanos = nanos.getAsLong(); // nothing read yet: every record is newer than this
+        this.fenceAfterNanos = fenceAfter(settings).toNanos();
         this.follower = new StateFollower(clients, admin, topic, this::apply);
+        int timeoutMs = (int) settings.nodeTimeout().toMillis();
+        // A heartbeat older than the node timeout is worthless: give up on it then, never block a
+        // beat for longer than an interval, and do not wait behind other traffic.
+        this.producer = clients.producer("heartbeat", Map.of(
+                ProducerConfig.LINGER_MS_CONFIG, 0,
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs,
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, timeoutMs,
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, settings.heartbeatInterval().toMillis()));
+        this.threads = new ScheduledThreadPoolExecutor(2, r -> {
+            Thread t = new Thread(r, "fleetmq-membership-" + settings.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
+        threads.setRemoveOnCancelPolicy(true);
+    }
+
+    /** How long a node serves without a confirmed heartbeat: two thirds of the node timeout. */
+    public static Duration fenceAfter(ClusterSettings settings) {
+        return settings.nodeTimeout().multipliedBy(2).dividedBy(3);
+    }
+
+    public Duration fenceAfter() {
+        return Duration.ofNanos(fenceAfterNanos);
     }
 
     public String nodeId() {
@@ -73,23 +140,130 @@ public final class Membership implements AutoCloseable {
         deathListeners.add(listener);
     }
 
-    /** Announces this node, reads who else is there, and starts heartbeating and watching. */
-    public void start(Duration timeout) {
-        heartbeat(true).join();
-        follower.start(timeout);
-        long interval = settings.heartbeatInterval().toMillis();
-        beat = timer.scheduleAtFixedRate(() -> heartbeat(true), interval, interval, TimeUnit.MILLISECONDS);
-        check = timer.scheduleAtFixedRate(this::checkDeaths, interval / 2, interval / 2, TimeUnit.MILLISECONDS);
-        log.info("Node {} (incarnation {}) joined; live nodes: {}", settings.nodeId(), incarnation, liveNodes());
+    /** Called once, from the membership thread, when this node fences itself. */
+    public void onFenced(Runnable listener) {
+        fenceListeners.add(listener);
     }
 
-    private java.util.concurrent.CompletableFuture<?> heartbeat(boolean up) {
-        NodeStatus status = new NodeStatus(settings.nodeId(), incarnation, up, clock.getAsLong());
-        return producer.send(topic, settings.nodeId(), ClusterCodec.encode(status)).whenComplete((m, e) -> {
-            if (e != null) {
-                log.warn("Heartbeat of {} not stored: {}", settings.nodeId(), e.toString());
+    /** Announces this node, reads who else is there, and starts heartbeating and watching. */
+    public void start(Duration timeout) {
+        long sent = nanos.getAsLong();
+        try {
+            heartbeat(true, sent).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not store the first heartbeat of " + settings.nodeId()
+                    + " in " + topic + ": " + e, e);
+        }
+        confirmedSentNanos.set(sent);
+        follower.start(timeout);
+        started = true;
+        long interval = settings.heartbeatInterval().toMillis();
+        threads.scheduleAtFixedRate(this::beat, interval, interval, TimeUnit.MILLISECONDS);
+        long watch = Math.max(10, Math.min(100, interval / 4));
+        threads.scheduleWithFixedDelay(this::watch, watch, watch, TimeUnit.MILLISECONDS);
+        log.info("Node {} (incarnation {}) joined; live nodes: {}; it fences itself after {} ms without a"
+                + " confirmed heartbeat", settings.nodeId(), incarnation, liveNodes(), fenceAfter().toMillis());
+    }
+
+    private void beat() {
+        try {
+            if (!fenced.get()) {
+                heartbeat(true, nanos.getAsLong());
             }
-        });
+        } catch (RuntimeException e) {
+            log.warn("Heartbeat of {} not sent: {}", settings.nodeId(), e.toString());
+        }
+    }
+
+    private CompletableFuture<Void> heartbeat(boolean up, long sentNanos) {
+        long millis;
+        synchronized (this) {
+            // Strictly increasing, so each heartbeat read back maps to its send time.
+            millis = Math.max(wallClock.getAsLong(), lastHeartbeatMillis + 1);
+            lastHeartbeatMillis = millis;
+        }
+        unreadOwn.put(millis, sentNanos);
+        NodeStatus status = new NodeStatus(settings.nodeId(), incarnation, up, millis);
+        CompletableFuture<Void> stored = new CompletableFuture<>();
+        try {
+            producer.send(new ProducerRecord<>(topic, settings.nodeId(), ClusterCodec.encode(status)), (m, e) -> {
+                if (e == null) {
+                    confirmed(sentNanos);
+                    stored.complete(null);
+                } else {
+                    log.warn("Heartbeat of {} not stored: {}", settings.nodeId(), e.toString());
+                    stored.completeExceptionally(e);
+                }
+            });
+        } catch (RuntimeException e) {
+            log.warn("Heartbeat of {} not sent: {}", settings.nodeId(), e.toString());
+            stored.completeExceptionally(e);
+        }
+        return stored;
+    }
+
+    private void confirmed(long sentNanos) {
+        // Compared by difference: nanoTime values may wrap or be negative.
+        confirmedSentNanos.accumulateAndGet(sentNanos, (cur, x) -> x - cur > 0 ? x : cur);
+    }
+
+    /**
+     * Whether this node may serve: started, never fenced, and a heartbeat sent within
+     * {@link #fenceAfter()} confirmed. Cheap; call it before acting on the cluster's behalf.
+     */
+    public boolean serving() {
+        if (!started || fenced.get()) {
+            return false;
+        }
+        long silent = nanos.getAsLong() - confirmedSentNanos.get();
+        if (silent < fenceAfterNanos) {
+            return true;
+        }
+        fence("no heartbeat confirmed for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms");
+        return false;
+    }
+
+    /** Whether this node fenced itself (for good: it comes back only as a new incarnation). */
+    public boolean fenced() {
+        return fenced.get();
+    }
+
+    /** Why this node fenced itself, or null. */
+    public String fenceReason() {
+        return fenceReason;
+    }
+
+    /** Fences this node now, for {@code reason}; idempotent. */
+    public void fence(String reason) {
+        if (!fenced.compareAndSet(false, true)) {
+            return;
+        }
+        fenceReason = reason;
+        log.error("Node {} (incarnation {}) fences itself: {}; it stops serving and rejoins as a new incarnation",
+                settings.nodeId(), incarnation, reason);
+        try {
+            threads.execute(() -> {
+                for (Runnable l : fenceListeners) {
+                    try {
+                        l.run();
+                    } catch (RuntimeException e) {
+                        log.error("Fence listener failed", e);
+                    }
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("Fenced while closing; nobody to tell");
+        }
+    }
+
+    private void watch() {
+        try {
+            if (serving()) {
+                checkDeaths();
+            }
+        } catch (RuntimeException e) {
+            log.error("Checking node liveness failed", e);
+        }
     }
 
     private void apply(ConsumerRecord<String, byte[]> record) {
@@ -97,15 +271,26 @@ public final class Membership implements AutoCloseable {
             latest.remove(record.key());
             return;
         }
+        NodeStatus status;
         try {
-            NodeStatus status = ClusterCodec.decodeNodeStatus(record.value());
-            NodeStatus previous = latest.get(status.nodeId());
-            if (previous == null || previous.incarnation() <= status.incarnation()) {
-                latest.put(status.nodeId(), status);
-            }
+            status = ClusterCodec.decodeNodeStatus(record.value());
         } catch (MessageFormatException e) {
             log.warn("Skipping malformed node record at offset {}: {}", record.offset(), e.getMessage());
+            return;
         }
+        long now = nanos.getAsLong();
+        if (status.nodeId().equals(settings.nodeId()) && status.incarnation() == incarnation) {
+            Long sent = unreadOwn.get(status.heartbeatMillis());
+            if (sent != null) {
+                if (sent - horizonNanos > 0) {
+                    horizonNanos = sent; // only the follower thread writes it
+                }
+                unreadOwn.headMap(status.heartbeatMillis(), true).clear();
+            }
+        }
+        latest.compute(status.nodeId(), (id, previous) ->
+                previous == null || previous.status().incarnation() <= status.incarnation()
+                        ? new Seen(status, now) : previous);
     }
 
     /** Whether {@code nodeId} in its {@code incarnation} is alive; this node always is to itself. */
@@ -113,8 +298,8 @@ public final class Membership implements AutoCloseable {
         if (nodeId.equals(settings.nodeId())) {
             return nodeIncarnation == incarnation;
         }
-        NodeStatus s = latest.get(nodeId);
-        return s != null && s.incarnation() == nodeIncarnation && alive(s, clock.getAsLong());
+        Seen s = latest.get(nodeId);
+        return s != null && s.status().incarnation() == nodeIncarnation && alive(s);
     }
 
     /** Whether the latest incarnation of {@code nodeId} is alive. */
@@ -122,59 +307,71 @@ public final class Membership implements AutoCloseable {
         if (nodeId.equals(settings.nodeId())) {
             return true;
         }
-        NodeStatus s = latest.get(nodeId);
-        return s != null && alive(s, clock.getAsLong());
+        Seen s = latest.get(nodeId);
+        return s != null && alive(s);
     }
 
     public Set<String> liveNodes() {
         Set<String> live = new TreeSet<>();
-        long now = clock.getAsLong();
-        latest.values().stream().filter(s -> alive(s, now)).forEach(s -> live.add(s.nodeId()));
+        latest.values().stream().filter(this::alive).forEach(s -> live.add(s.status().nodeId()));
         live.add(settings.nodeId());
         return live;
     }
 
     /** Every node heard of, alive or not, with its latest status. */
     public Map<String, NodeStatus> nodes() {
-        return Map.copyOf(latest);
+        Map<String, NodeStatus> all = new java.util.HashMap<>();
+        latest.forEach((id, s) -> all.put(id, s.status()));
+        return Map.copyOf(all);
     }
 
-    private boolean alive(NodeStatus s, long now) {
-        return s.up() && now - s.heartbeatMillis() < settings.nodeTimeout().toMillis();
+    /** Time since this node's newest confirmed heartbeat was sent. */
+    public Duration heartbeatAge() {
+        return Duration.ofNanos(Math.max(0, nanos.getAsLong() - confirmedSentNanos.get()));
+    }
+
+    private boolean alive(Seen s) {
+        if (s.status().nodeId().equals(settings.nodeId()) && s.status().incarnation() == incarnation) {
+            return true;
+        }
+        return s.status().up() && horizonNanos - s.receivedNanos() < timeoutNanos;
     }
 
     private void checkDeaths() {
-        try {
-            long now = clock.getAsLong();
-            for (NodeStatus s : latest.values()) {
-                if (s.nodeId().equals(settings.nodeId()) || alive(s, now)) {
-                    continue;
-                }
-                if (reportedDead.add(s.nodeId() + "/" + s.incarnation())) {
-                    log.warn("Node {} (incarnation {}) is {}", s.nodeId(), s.incarnation(),
-                            s.up() ? "dead: no heartbeat for " + (now - s.heartbeatMillis()) + " ms" : "gone: it left");
-                    for (Consumer<NodeStatus> l : deathListeners) {
-                        l.accept(s);
-                    }
+        for (Seen s : latest.values()) {
+            NodeStatus status = s.status();
+            if (status.nodeId().equals(settings.nodeId()) && status.incarnation() == incarnation || alive(s)) {
+                continue;
+            }
+            if (reportedDead.add(status.nodeId() + "/" + status.incarnation())) {
+                log.warn("Node {} (incarnation {}) is {}", status.nodeId(), status.incarnation(), status.up()
+                        ? "dead: nothing from it for " + TimeUnit.NANOSECONDS.toMillis(horizonNanos - s.receivedNanos())
+                                + " ms of heartbeats this node read" : "gone: it left");
+                for (Consumer<NodeStatus> l : deathListeners) {
+                    l.accept(status);
                 }
             }
-        } catch (RuntimeException e) {
-            log.error("Checking node liveness failed", e);
         }
     }
 
-    /** Says this node left (so others need not wait for the timeout), then stops. */
+    /**
+     * Stops heartbeating. A node that stops while serving says it left (so others need not wait for
+     * the timeout); a fenced node tries briefly too, since its clients were already sent elsewhere.
+     */
     @Override
     public void close() {
-        if (beat != null) {
-            beat.cancel(false);
-            check.cancel(false);
+        boolean wasStarted = started;
+        started = false;
+        threads.shutdownNow();
+        if (wasStarted) {
+            Duration wait = fenced.get() ? Duration.ofSeconds(1) : Duration.ofSeconds(5);
             try {
-                heartbeat(false).get(5, TimeUnit.SECONDS);
+                heartbeat(false, nanos.getAsLong()).get(wait.toMillis(), TimeUnit.MILLISECONDS);
             } catch (Exception e) {
                 log.warn("Could not announce that {} leaves: {}", settings.nodeId(), e.toString());
             }
         }
+        producer.close(Duration.ofSeconds(1));
         follower.close();
     }
 }

@@ -67,6 +67,11 @@ public final class ClusterLink implements io.fleetmq.session.ClusterPort {
         return settings.connectTimeout();
     }
 
+    @Override
+    public boolean serving() {
+        return membership.serving();
+    }
+
     public Membership membership() {
         return membership;
     }

@@ -200,6 +200,12 @@ public final class ClusterRouter {
 
     /** Whether every hand-off to another node since the last call is stored; false means route again. */
     public boolean flushed() {
+        if (!membership.serving()) {
+            // A fenced node commits nothing (and must not wait on a Kafka it may not reach): the
+            // partition's next owner routes the batch again.
+            downlinkFailed.set(false);
+            return false;
+        }
         producer.flush();
         return !downlinkFailed.getAndSet(false);
     }

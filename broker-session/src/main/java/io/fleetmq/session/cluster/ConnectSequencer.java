@@ -97,7 +97,11 @@ public final class ConnectSequencer {
 
     /** A node died or left: from now on its sessions are this sequence's to settle. */
     public void nodeDied(NodeStatus node) {
-        submit(() -> settleSessionsOf(node.nodeId(), owned));
+        submit(() -> {
+            if (membership.serving()) {
+                settleSessionsOf(node.nodeId(), owned);
+            }
+        });
     }
 
     // ------------------------------------------------------------------ consumer hooks
@@ -135,6 +139,10 @@ public final class ConnectSequencer {
 
     /** Before committing offsets: everything decided so far is stored. */
     public boolean flushed() {
+        if (!membership.serving()) {
+            inFlight.clear();
+            return false; // a fenced node commits nothing: what it skipped is decided by the next owner
+        }
         producer.flush();
         boolean ok = true;
         for (CompletableFuture<?> f : inFlight) {
@@ -154,6 +162,9 @@ public final class ConnectSequencer {
     // ------------------------------------------------------------------ events
 
     public void handle(SessionEvent event, int partition, long offset) {
+        if (!membership.serving()) {
+            return; // fenced: the next owner decides it; flushed() makes this batch be read again
+        }
         if (event instanceof SessionEvent.Connect c) {
             onConnect(c);
         } else if (event instanceof SessionEvent.Disconnected d) {
