@@ -139,7 +139,8 @@ public final class BrokerNode implements AutoCloseable {
         readiness.register(redis.healthCheck());
 
         Incarnations incarnations = new Incarnations(
-                () -> new Messaging(config, kafka, admin, redis, metrics.registry()), metrics.registry());
+                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous),
+                metrics.registry());
         incarnations.start();
         started.push(new Stoppable("messaging", incarnations));
         readiness.register(incarnations.clusterHealth());

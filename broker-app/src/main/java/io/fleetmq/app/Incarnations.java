@@ -24,14 +24,15 @@ final class Incarnations implements AutoCloseable {
     private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
     private static final Duration MAX_RETRY = Duration.ofSeconds(10);
 
-    private final Supplier<Messaging> factory;
+    /** Makes an incarnation, given the fenced one it replaces (0: none). */
+    private final java.util.function.LongFunction<Messaging> factory;
     private final Counter fences;
     private final Object lock = new Object();
     private volatile Messaging current;
     private Thread rejoining;
     private boolean closed;
 
-    Incarnations(Supplier<Messaging> factory, MeterRegistry meters) {
+    Incarnations(java.util.function.LongFunction<Messaging> factory, MeterRegistry meters) {
         this.factory = factory;
         this.fences = Counter.builder("fleetmq.cluster.fences")
                 .description("Times this node fenced itself off the cluster and rejoined as a new incarnation")
@@ -42,7 +43,7 @@ final class Incarnations implements AutoCloseable {
 
     /** Joins the cluster; throws if the first incarnation cannot start. */
     void start() {
-        Messaging first = factory.get();
+        Messaging first = factory.apply(0);
         current = first;
         watch(first);
     }
@@ -79,7 +80,7 @@ final class Incarnations implements AutoCloseable {
                 }
             }
             try {
-                Messaging fresh = factory.get();
+                Messaging fresh = factory.apply(old.incarnation());
                 synchronized (lock) {
                     if (closed) {
                         fresh.close();

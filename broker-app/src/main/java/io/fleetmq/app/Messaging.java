@@ -91,7 +91,11 @@ final class Messaging implements AutoCloseable {
     private volatile boolean fenced;
     private boolean clusterWorkStopped;
 
-    Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters) {
+    /**
+     * @param previousIncarnation the incarnation this node had before it fenced itself, or 0
+     */
+    Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters,
+            long previousIncarnation) {
         this.config = config;
         this.meters = meters;
         ClusterSettings cluster = config.cluster();
@@ -136,7 +140,7 @@ final class Messaging implements AutoCloseable {
         // Positioned at the end of this node's topics before anyone learns the node exists.
         try {
             join(kafka, admin, meters, cluster, topics, requestTimeout, downlinkPartitions, subscriptions, retained,
-                    link, appTopics, deviceQueues, drops);
+                    link, appTopics, deviceQueues, drops, previousIncarnation);
         } catch (RuntimeException | Error e) {
             // Nothing of a half-joined incarnation may linger: its threads would act on the cluster.
             close();
@@ -147,14 +151,14 @@ final class Messaging implements AutoCloseable {
     private void join(KafkaClients kafka, Admin admin, MeterRegistry meters, ClusterSettings cluster,
             BrokerTopics topics, Duration requestTimeout, int downlinkPartitions, SubscriptionTrie subscriptions,
             RetainedIndex<BrokerMessage> retained, ClusterLink link, AppTopics appTopics, DeviceQueues deviceQueues,
-            MessageDrops drops) {
+            MessageDrops drops, long previousIncarnation) {
         String nodeId = config.nodeId();
         inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
         inbox.start();
         closeables.push(inbox);
 
         // The node's copies of the shared state must be complete before it takes clients.
-        membership.start(requestTimeout.multipliedBy(3));
+        membership.start(requestTimeout.multipliedBy(3), previousIncarnation);
         membership.onFenced(() -> fenceListeners.forEach(Runnable::run));
         StateFollower sessionsFollower = new StateFollower(kafka, admin, topics.sessions(), record -> {
             try {

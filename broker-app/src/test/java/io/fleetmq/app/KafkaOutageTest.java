@@ -40,7 +40,10 @@ class KafkaOutageTest {
         kafka.start();
         try (TestBroker broker = TestBroker.start(dir.resolve("node"), Map.of(
                 "KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers(),
-                "KAFKA_REQUEST_TIMEOUT", "2s"))) {
+                "KAFKA_REQUEST_TIMEOUT", "2s",
+                // Longer than the producer's delivery timeout, so the node answers the PUBLISH before
+                // it would fence itself (which ends every connection; tested in KafkaLinkCutIT).
+                "CLUSTER_NODE_TIMEOUT", "60s"))) {
             int port = broker.mqttPort();
             Mqtt5BlockingClient v5 = Mqtt5Client.builder().identifier("outage-v5").serverHost("127.0.0.1")
                     .serverPort(port).buildBlocking();

@@ -147,6 +147,8 @@ public final class SessionActor {
     private long epoch;
     /** CONNECTs waiting for the connect sequence's answer, by request ID, in arrival order. */
     private final LinkedHashMap<String, PendingConnect> pendingConnects = new LinkedHashMap<>();
+    /** Packets waiting, in order, for the Kafka producer to have room (back-pressure); null when none wait. */
+    private ArrayDeque<Runnable> held;
 
     /** A CONNECT sent to the connect sequence; what its connection does meanwhile waits in {@code deferred}. */
     private record PendingConnect(ClientConnection conn, Packet.Connect connect, String assignedClientId,
@@ -225,10 +227,36 @@ public final class SessionActor {
             defer(conn, () -> onPacketFrom(conn, packet));
             return;
         }
+        if (held != null) {
+            held.add(() -> onPacketFrom(conn, packet)); // in order behind a PUBLISH that waits for room
+            return;
+        }
+        if (packet instanceof Packet.Publish && !services.publishLog().hasRoom()) {
+            // Kafka's producer is full (Kafka slow or away): rather than block a shared actor thread
+            // in the write, this session waits. Its unsettled PUBLISH packets make the transport stop
+            // reading the socket, so the publisher is slowed down by TCP.
+            held = new ArrayDeque<>();
+            held.add(() -> onPacketFrom(conn, packet));
+            services.publishLog().whenRoom(() -> mailbox.tell(this::releaseHeld));
+            return;
+        }
         try {
             onPacket(packet);
         } catch (ProtocolViolation v) {
             disconnect(v.reasonCode(), v.getMessage(), true);
+        }
+    }
+
+    /** The producer has room again: the held packets go on, in order, until one has to wait again. */
+    private void releaseHeld() {
+        ArrayDeque<Runnable> waiting = held;
+        held = null;
+        while (waiting != null && !waiting.isEmpty()) {
+            waiting.poll().run();
+            if (held != null) {
+                held.addAll(waiting); // held again: the rest stays behind, in order
+                return;
+            }
         }
     }
 
@@ -444,14 +472,34 @@ public final class SessionActor {
         ScheduledFuture<?> timeout = services.timers().schedule(() -> mailbox.tell(() -> connectUnanswered(requestId)),
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         pendingConnects.put(requestId, new PendingConnect(conn, connect, assignedClientId, new ArrayList<>(), timeout));
-        services.cluster().event(new SessionEvent.Connect(requestId, clientId, services.nodeId(),
-                services.cluster().incarnation(), connect.cleanStart(), expiry, will,
-                services.clientTypes().of(clientId)))
-                .whenComplete((m, e) -> {
-                    if (e != null) {
-                        mailbox.tell(() -> connectUnanswered(requestId));
-                    }
-                });
+        String type = services.clientTypes().of(clientId);
+        SessionEvent.Connect event = new SessionEvent.Connect(requestId, clientId, services.nodeId(),
+                services.cluster().incarnation(), connect.cleanStart(), expiry, will, type);
+        if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null) {
+            // The backlog topic exists before the session does, so nothing routed to it can miss it.
+            // Created here, asynchronously, rather than on the connect sequence's thread, which a slow
+            // topic creation would hold up for every client ID it sequences.
+            services.appBacklogs().ensure(clientId).whenComplete((created, e) -> mailbox.tell(() -> {
+                if (e == null && created) {
+                    askConnectSequence(event);
+                } else {
+                    connectUnanswered(requestId);
+                }
+            }));
+            return;
+        }
+        askConnectSequence(event);
+    }
+
+    private void askConnectSequence(SessionEvent.Connect event) {
+        if (!pendingConnects.containsKey(event.requestId())) {
+            return; // timed out or refused meanwhile
+        }
+        services.cluster().event(event).whenComplete((m, e) -> {
+            if (e != null) {
+                mailbox.tell(() -> connectUnanswered(event.requestId()));
+            }
+        });
     }
 
     /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */

@@ -39,6 +39,11 @@ public final class AppBacklogs {
         return backlog;
     }
 
+    /** See {@link AppTopics#ensureAsync}. */
+    public java.util.concurrent.CompletableFuture<Boolean> ensure(String clientId) {
+        return topics.ensureAsync(clientId);
+    }
+
     /** See {@link AppTopics#ensureShared}. */
     public boolean ensureShared(String group, String topicFilter) {
         return topics.ensureShared(group, topicFilter);

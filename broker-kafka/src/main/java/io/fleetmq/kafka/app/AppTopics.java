@@ -11,7 +11,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -85,10 +88,39 @@ public final class AppTopics {
         return create(new NewTopic(topic(clientId), 1, settings.replicationFactor()), clientId);
     }
 
-    private boolean create(NewTopic topic, String owner) {
+    /**
+     * As {@link #ensure}, without blocking: completes with true once the topic exists, false if Kafka
+     * did not create it within the request timeout.
+     */
+    public CompletableFuture<Boolean> ensureAsync(String clientId) {
+        NewTopic topic = new NewTopic(topic(clientId), 1, settings.replicationFactor());
+        configure(topic);
+        CompletableFuture<Boolean> result = new CompletableFuture<>();
+        admin.createTopics(List.of(topic), new CreateTopicsOptions().timeoutMs((int) settings.requestTimeout().toMillis()))
+                .all().whenComplete((v, e) -> {
+                    Throwable cause = e instanceof ExecutionException || e instanceof CompletionException
+                            ? e.getCause() : e;
+                    if (cause == null) {
+                        log.info("Created APPLICATION backlog {} for {}", topic.name(), clientId);
+                        result.complete(true);
+                    } else if (cause instanceof TopicExistsException) {
+                        result.complete(true);
+                    } else {
+                        log.warn("Cannot create the backlog topic of {}: {}", clientId, cause.toString());
+                        result.complete(false);
+                    }
+                });
+        return result;
+    }
+
+    private void configure(NewTopic topic) {
         topic.configs(Map.of(
                 TopicConfig.RETENTION_MS_CONFIG, Long.toString(retention.toMillis()),
                 TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes)));
+    }
+
+    private boolean create(NewTopic topic, String owner) {
+        configure(topic);
         try {
             admin.createTopics(List.of(topic)).all().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             log.info("Created APPLICATION backlog {} for {}", topic.name(), owner);

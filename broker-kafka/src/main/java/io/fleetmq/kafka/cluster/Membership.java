@@ -71,6 +71,10 @@ public final class Membership implements AutoCloseable {
     private final ConcurrentSkipListMap<Long, Long> unreadOwn = new ConcurrentSkipListMap<>();
     /** Nodes (by ID and incarnation) already reported dead, so each death is told once. */
     private final Set<String> reportedDead = ConcurrentHashMap.newKeySet();
+    /** Incarnations (node ID and incarnation) that said they left: stopped on purpose, or fenced. */
+    private final Set<String> left = ConcurrentHashMap.newKeySet();
+    /** Incarnations replaced by a newer one of the same node ID before anyone reported them dead. */
+    private final java.util.Queue<NodeStatus> superseded = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final CopyOnWriteArrayList<Consumer<NodeStatus>> deathListeners = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<Runnable> fenceListeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean fenced = new AtomicBoolean();
@@ -109,7 +113,7 @@ public final class Membership implements AutoCloseable {
                 ProducerConfig.LINGER_MS_CONFIG, 0,
                 ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs,
                 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, timeoutMs,
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, settings.heartbeatInterval().toMillis()));
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, Math.max(1_000, settings.heartbeatInterval().toMillis())));
         this.threads = new ScheduledThreadPoolExecutor(2, r -> {
             Thread t = new Thread(r, "fleetmq-membership-" + settings.nodeId());
             t.setDaemon(true);
@@ -147,12 +151,33 @@ public final class Membership implements AutoCloseable {
 
     /** Announces this node, reads who else is there, and starts heartbeating and watching. */
     public void start(Duration timeout) {
-        long sent = nanos.getAsLong();
-        try {
-            heartbeat(true, sent).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException("could not store the first heartbeat of " + settings.nodeId()
-                    + " in " + topic + ": " + e, e);
+        start(timeout, 0);
+    }
+
+    /**
+     * As {@link #start(Duration)}, for a node that fenced itself as {@code previousIncarnation}
+     * (0: none): first it says that incarnation left, so the sessions it sent away are settled as
+     * on a shutdown, without wills, wherever that has not happened yet.
+     */
+    public void start(Duration timeout, long previousIncarnation) {
+        if (previousIncarnation != 0) {
+            status(new NodeStatus(settings.nodeId(), previousIncarnation, false, wallClock.getAsLong()));
+        }
+        long deadline = nanos.getAsLong() + timeout.toNanos();
+        long sent;
+        while (true) {
+            // Retried: the first write may time out while the producer still fetches metadata.
+            sent = nanos.getAsLong();
+            try {
+                heartbeat(true, sent).get(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - sent)),
+                        TimeUnit.MILLISECONDS);
+                break;
+            } catch (Exception e) {
+                if (nanos.getAsLong() - deadline >= 0) {
+                    throw new IllegalStateException("could not store the first heartbeat of " + settings.nodeId()
+                            + " in " + topic + " within " + timeout.toSeconds() + " s: " + e, e);
+                }
+            }
         }
         confirmedSentNanos.set(sent);
         follower.start(timeout);
@@ -200,6 +225,15 @@ public final class Membership implements AutoCloseable {
             stored.completeExceptionally(e);
         }
         return stored;
+    }
+
+    private void status(NodeStatus status) {
+        // Same producer and partition as the heartbeats, so it is stored before the next one.
+        producer.send(new ProducerRecord<>(topic, settings.nodeId(), ClusterCodec.encode(status)), (m, e) -> {
+            if (e != null) {
+                log.warn("Status {} not stored: {}", status, e.toString());
+            }
+        });
     }
 
     private void confirmed(long sentNanos) {
@@ -279,6 +313,9 @@ public final class Membership implements AutoCloseable {
             return;
         }
         long now = nanos.getAsLong();
+        if (!status.up()) {
+            left.add(status.nodeId() + "/" + status.incarnation());
+        }
         if (status.nodeId().equals(settings.nodeId()) && status.incarnation() == incarnation) {
             Long sent = unreadOwn.get(status.heartbeatMillis());
             if (sent != null) {
@@ -288,9 +325,16 @@ public final class Membership implements AutoCloseable {
                 unreadOwn.headMap(status.heartbeatMillis(), true).clear();
             }
         }
-        latest.compute(status.nodeId(), (id, previous) ->
-                previous == null || previous.status().incarnation() <= status.incarnation()
-                        ? new Seen(status, now) : previous);
+        latest.compute(status.nodeId(), (id, previous) -> {
+            if (previous != null && previous.status().incarnation() > status.incarnation()) {
+                return previous;
+            }
+            if (previous != null && previous.status().incarnation() < status.incarnation()) {
+                // The node restarted or rejoined: its earlier incarnation is over, whatever it said last.
+                superseded.add(previous.status());
+            }
+            return new Seen(status, now);
+        });
     }
 
     /** Whether {@code nodeId} in its {@code incarnation} is alive; this node always is to itself. */
@@ -300,6 +344,14 @@ public final class Membership implements AutoCloseable {
         }
         Seen s = latest.get(nodeId);
         return s != null && s.status().incarnation() == nodeIncarnation && alive(s);
+    }
+
+    /**
+     * Whether that incarnation said it left (a graceful stop, or a node that fenced itself and came
+     * back): its connections were closed by the server, so no will is due for them [MQTT-3.14.2].
+     */
+    public boolean hasLeft(String nodeId, long nodeIncarnation) {
+        return left.contains(nodeId + "/" + nodeIncarnation);
     }
 
     /** Whether the latest incarnation of {@code nodeId} is alive. */
@@ -338,6 +390,17 @@ public final class Membership implements AutoCloseable {
     }
 
     private void checkDeaths() {
+        NodeStatus old;
+        while ((old = superseded.poll()) != null) {
+            if (!(old.nodeId().equals(settings.nodeId()) && old.incarnation() == incarnation)
+                    && reportedDead.add(old.nodeId() + "/" + old.incarnation())) {
+                log.warn("Node {} (incarnation {}) is {}", old.nodeId(), old.incarnation(),
+                        hasLeft(old.nodeId(), old.incarnation()) ? "gone: it left" : "replaced by a newer incarnation");
+                for (Consumer<NodeStatus> l : deathListeners) {
+                    l.accept(old);
+                }
+            }
+        }
         for (Seen s : latest.values()) {
             NodeStatus status = s.status();
             if (status.nodeId().equals(settings.nodeId()) && status.incarnation() == incarnation || alive(s)) {

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.LoggerFactory;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -50,6 +51,11 @@ public final class ConfirmedProducer implements AutoCloseable {
     private final Timer latency;
     private final Duration closeTimeout;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Callers waiting for buffer space, told by the room watcher. */
+    private final java.util.Queue<Runnable> waitingForRoom = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicBoolean watching = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile org.apache.kafka.common.Metric bufferAvailable;
+    private final long roomNeeded;
 
     /**
      * @param purpose  names the producer in Kafka's client ID
@@ -71,6 +77,69 @@ public final class ConfirmedProducer implements AutoCloseable {
                 .tag("topic", role)
                 .register(registry);
         this.producer = clients.producer(purpose, Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis()));
+        // Room for a couple of the largest records; below that, callers wait instead of blocking.
+        this.roomNeeded = 2L * 1024 * 1024;
+    }
+
+    /**
+     * Whether the producer's buffer has room for another record now. While Kafka is slow or away the
+     * buffer fills; a caller that writes anyway blocks its thread (up to the max-block bound), so
+     * callers on shared threads ask first and wait with {@link #whenRoom} instead.
+     */
+    public boolean hasRoom() {
+        org.apache.kafka.common.Metric m = bufferAvailable;
+        if (m == null) {
+            for (var e : producer.metrics().entrySet()) {
+                if (e.getKey().name().equals("buffer-available-bytes") && e.getKey().group().equals("producer-metrics")) {
+                    m = e.getValue();
+                    bufferAvailable = m;
+                    break;
+                }
+            }
+            if (m == null) {
+                return true;
+            }
+        }
+        return ((Number) m.metricValue()).doubleValue() >= roomNeeded;
+    }
+
+    /** Runs {@code task} (on a watcher thread) once the buffer has room again; at once if it has. */
+    public void whenRoom(Runnable task) {
+        waitingForRoom.add(task);
+        if (watching.compareAndSet(false, true)) {
+            Thread watcher = new Thread(this::watchRoom, "fleetmq-" + role + "-room");
+            watcher.setDaemon(true);
+            watcher.start();
+        }
+    }
+
+    private void watchRoom() {
+        while (true) {
+            if (hasRoom() || closed.get()) {
+                Runnable r;
+                while ((r = waitingForRoom.poll()) != null) {
+                    try {
+                        r.run();
+                    } catch (RuntimeException e) {
+                        LoggerFactory.getLogger(ConfirmedProducer.class).error("Room listener failed", e);
+                    }
+                }
+            } else {
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (waitingForRoom.isEmpty()) {
+                watching.set(false);
+                // A waiter that arrived just now either sees watching false and starts a watcher, or
+                // is seen here.
+                if (waitingForRoom.isEmpty() || !watching.compareAndSet(false, true)) {
+                    return;
+                }
+            }
+        }
     }
 
     /**

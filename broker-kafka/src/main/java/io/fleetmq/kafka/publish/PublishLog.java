@@ -45,6 +45,16 @@ public final class PublishLog implements AutoCloseable {
         return producer.send(message.publisherId(), message);
     }
 
+    /** Whether another append can be queued without blocking; see {@link ConfirmedProducer#hasRoom()}. */
+    public boolean hasRoom() {
+        return producer.hasRoom();
+    }
+
+    /** Runs {@code task} once another append can be queued without blocking. */
+    public void whenRoom(Runnable task) {
+        producer.whenRoom(task);
+    }
+
     /** Waits up to {@code timeout} for appends in flight to be stored, then closes; idempotent. */
     public void close(Duration timeout) {
         producer.close(timeout);

@@ -200,15 +200,14 @@ public final class ConnectSequencer {
                 // [MQTT-3.1.3-9] a reconnect to the session in time cancels a delayed will; otherwise
                 // the will of the ended connection (or session) is due now.
                 boolean cancelled = !c.cleanStart() && will != null && (will.delaySeconds() > 0 || !cur.connected());
-                if (will != null && !cancelled) {
+                // A connection whose node stopped or fenced itself was closed by the server: no will.
+                if (will != null && !cancelled && !membership.hasLeft(cur.nodeId(), cur.nodeIncarnation())) {
                     publishWill(cur.clientId(), will.message());
                 }
             }
         }
-        if (appTopics != null && c.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(c.clientType())) {
-            // The backlog exists before the session does, so nothing routed to it can miss it.
-            appTopics.ensure(c.clientId());
-        }
+        // A persistent APPLICATION session's backlog topic was created by the connecting node before it
+        // asked (SessionActor), so this thread never waits for Kafka's controller.
         if (appTopics != null && cur != null && !present && ClientTypes.APPLICATION.equals(cur.clientType())
                 && !(c.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(c.clientType()))) {
             appTopics.delete(c.clientId()); // a clean start ends the old session and its backlog
@@ -253,10 +252,6 @@ public final class ConnectSequencer {
      */
     private void settleSessionsOf(String deadNode, Set<Integer> inPartitions) {
         long now = clock.getAsLong();
-        NodeStatus last = membership.nodes().get(deadNode);
-        // A node that left on purpose told its clients so (0x8B), and a server shutdown does not
-        // publish wills [MQTT-3.14.2]; only a node that died takes its clients' connections down hard.
-        boolean left = last != null && !last.up();
         List<SessionState> held = directory.all()
                 .filter(s -> s.nodeId().equals(deadNode) && !membership.isAlive(s.nodeId(), s.nodeIncarnation()))
                 .filter(s -> inPartitions.contains(partitionOf(s.clientId())))
@@ -268,6 +263,10 @@ public final class ConnectSequencer {
                 continue;
             }
             settled++;
+            // A node that left on purpose (or fenced itself and said so on its return) told its
+            // clients to go (0x8B, 0x9C), and a server shutdown does not publish wills
+            // [MQTT-3.14.2]; only a node that died takes its clients' connections down hard.
+            boolean left = membership.hasLeft(s.nodeId(), s.nodeIncarnation());
             SessionState.PendingWill will = left ? null : s.will();
             SessionState.PendingWill waiting = null;
             if (will != null) {

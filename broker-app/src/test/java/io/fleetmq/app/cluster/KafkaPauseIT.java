@@ -1,0 +1,153 @@
+package io.fleetmq.app.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.app.support.BrokerProcess;
+import io.fleetmq.app.support.Http;
+import io.fleetmq.app.support.PairLoad;
+import io.fleetmq.app.support.Persisted;
+import io.fleetmq.app.support.TestCluster;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.FreePorts;
+import io.fleetmq.testkit.TestServices;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The whole cluster's Kafka paused (SIGSTOP) for 3, 12 and 30 s under QoS 1 load across three
+ * nodes. A pause shorter than the fencing margin disturbs no client; a longer one makes every node
+ * fence itself (clients told to use another server, CONNECTs refused with 0x88) and rejoin once
+ * Kafka is back. Either way nothing acknowledged is lost, delivery resumes, and no will is
+ * published for a client that comes back within its will delay.
+ */
+class KafkaPauseIT {
+
+    private static final Duration WAIT = Duration.ofMinutes(2);
+
+    @TempDir
+    Path workDir;
+
+    private BrokerProcess kafka;
+    private TestCluster cluster;
+    private PairLoad load;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (kafka != null) {
+            signal("CONT", kafka.pid());
+        }
+        if (load != null) {
+            load.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    @Test
+    void pausingKafkaLosesNothingAcknowledgedAndFencedNodesComeBack() throws Exception {
+        // Kafka alone in a process of its own, so that only Kafka stops.
+        TestServices shared = TestServices.shared();
+        Map<String, String> kafkaEnv = new HashMap<>();
+        kafkaEnv.put("BROKER_DATA_DIR", workDir.resolve("kafka-data").toString());
+        kafkaEnv.put("EMBEDDED_KAFKA_PORT", String.valueOf(FreePorts.next()));
+        kafkaEnv.put("EMBEDDED_KAFKA_CONTROLLER_PORT", String.valueOf(FreePorts.next()));
+        kafkaEnv.put("REDIS_URL", shared.redisUrl());
+        kafkaEnv.put("DATABASE_URL", shared.databaseUrl());
+        kafkaEnv.put("DATABASE_USER", shared.databaseUser());
+        kafkaEnv.put("DATABASE_PASSWORD", shared.databasePassword());
+        kafka = BrokerProcess.start(workDir.resolve("kafka"), kafkaEnv, "services");
+        kafka.awaitOutput("KAFKA_BOOTSTRAP_SERVERS=", Duration.ofMinutes(2));
+        String bootstrap = Persisted.parseEnvLines(kafka.stdout()).get("KAFKA_BOOTSTRAP_SERVERS");
+
+        // The shipped node timeout (6 s): a node fences itself after 4 s without a confirmed heartbeat.
+        cluster = TestCluster.start(workDir, 3, Map.of(
+                "KAFKA_BOOTSTRAP_SERVERS", bootstrap,
+                "CLUSTER_HEARTBEAT_INTERVAL", "500ms",
+                "CLUSTER_NODE_TIMEOUT", "6s"));
+        load = new PairLoad("pause", 9, 3, cluster::port).connect(WAIT);
+        load.start(Duration.ofMillis(20));
+        awaitMoreAcknowledged(500);
+
+        // 3 s: below the fencing margin. Clients stay connected and notice at most a delay.
+        pause(Duration.ofSeconds(3));
+        load.awaitDeliveryAfterNow(WAIT);
+        assertEquals(0, load.disconnects(), "no client lost its connection in a 3 s pause: "
+                + load.disconnectReasons());
+        assertEquals(0, fences(), "no node fenced itself in a 3 s pause");
+        awaitMoreAcknowledged(500);
+
+        // 12 s and 30 s: longer than the node timeout. Every node fences itself and rejoins.
+        for (int seconds : new int[] {12, 30}) {
+            int fencesBefore = fences();
+            pause(Duration.ofSeconds(seconds));
+            for (int n = 1; n <= 3; n++) {
+                int node = n;
+                Await.until(WAIT, "node " + n + " ready again", () -> Http.isReady(cluster.node(node).httpPort()));
+            }
+            load.awaitDeliveryAfterNow(WAIT);
+            assertTrue(fences() >= fencesBefore + 3, "every node fenced itself in a " + seconds + " s pause");
+            awaitMoreAcknowledged(500);
+        }
+
+        load.stop(WAIT);
+        List<List<Long>> missing = load.awaitAllAcknowledgedDelivered(WAIT);
+        for (int i = 0; i < missing.size(); i++) {
+            assertEquals(List.of(), missing.get(i), "acknowledged messages of pair " + i + " never delivered");
+        }
+        assertTrue(load.toldToUseAnotherServer() > 0, "fenced nodes sent their clients elsewhere (0x9C): "
+                + load.disconnectReasons());
+        assertTrue(load.clientsThatMoved() > 0, "clients of fenced nodes resumed on other nodes");
+        assertEquals(Map.of(), load.wills(), "no will published: every client came back within its will delay");
+        for (int n = 1; n <= 3; n++) {
+            assertTrue(Http.isReady(cluster.node(n).httpPort()), "node " + n + " serves again");
+        }
+    }
+
+    private void awaitMoreAcknowledged(long more) {
+        long target = load.acknowledgedCount() + more;
+        Await.until(WAIT, more + " more acknowledged messages", () -> load.acknowledgedCount() >= target);
+    }
+
+    /** Fences counted by all nodes (each node counts its own). */
+    private int fences() {
+        int sum = 0;
+        Pattern p = Pattern.compile("^fleetmq_cluster_fences_total\\{[^}]*\\} ([0-9.]+)$", Pattern.MULTILINE);
+        for (int n = 1; n <= 3; n++) {
+            var response = Http.get(cluster.node(n).httpPort(), "/metrics");
+            Matcher m = p.matcher(response.body());
+            if (m.find()) {
+                sum += (int) Double.parseDouble(m.group(1));
+            }
+        }
+        return sum;
+    }
+
+    private void pause(Duration d) throws Exception {
+        signal("STOP", kafka.pid());
+        try {
+            Thread.sleep(d.toMillis()); // the outage itself is the scenario
+        } finally {
+            signal("CONT", kafka.pid());
+        }
+    }
+
+    private static void signal(String signal, long pid) throws Exception {
+        Process p = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("kill -" + signal + " " + pid + " failed");
+        }
+    }
+}
