@@ -116,7 +116,8 @@ final class Messaging implements AutoCloseable {
         MessageDrops drops = new MessageDrops(meters);
         SubscriptionTrie subscriptions = new SubscriptionTrie();
         RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
-        this.publishLog = new PublishLog(kafka, meters);
+        this.publishLog = new PublishLog(kafka, meters, io.fleetmq.kafka.publish.ConfirmedProducer.DEFAULT_MAX_BLOCK,
+                config.publishBufferBytes());
         this.retainedStore = new RetainedStore(kafka, meters);
 
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)

@@ -237,6 +237,7 @@ public final class SessionActor {
             // reading the socket, so the publisher is slowed down by TCP.
             held = new ArrayDeque<>();
             held.add(() -> onPacketFrom(conn, packet));
+            services.meters().counter("fleetmq.publish.waits").increment();
             services.publishLog().whenRoom(() -> mailbox.tell(this::releaseHeld));
             return;
         }

@@ -40,6 +40,8 @@ public final class ConfirmedProducer implements AutoCloseable {
 
     /** How long a write may block its caller when Kafka has no room or no metadata. */
     public static final Duration DEFAULT_MAX_BLOCK = Duration.ofSeconds(1);
+    /** Kafka's default {@code buffer.memory}. */
+    public static final long DEFAULT_BUFFER = 32L * 1024 * 1024;
 
     static final String LATENCY_METER = "fleetmq.kafka.produce.latency";
     static final String ERRORS_METER = "fleetmq.kafka.produce.errors";
@@ -65,6 +67,12 @@ public final class ConfirmedProducer implements AutoCloseable {
      */
     public ConfirmedProducer(KafkaClients clients, String purpose, String topic, String role, Duration maxBlock,
             MeterRegistry registry) {
+        this(clients, purpose, topic, role, maxBlock, DEFAULT_BUFFER, registry);
+    }
+
+    /** @param bufferBytes the producer's {@code buffer.memory}: records held for Kafka before callers wait */
+    public ConfirmedProducer(KafkaClients clients, String purpose, String topic, String role, Duration maxBlock,
+            long bufferBytes, MeterRegistry registry) {
         this.topic = Objects.requireNonNull(topic, "topic");
         this.role = Objects.requireNonNull(role, "role");
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -76,9 +84,22 @@ public final class ConfirmedProducer implements AutoCloseable {
                 .description("Time from handing a record to the Kafka producer until Kafka confirmed storing it")
                 .tag("topic", role)
                 .register(registry);
-        this.producer = clients.producer(purpose, Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis()));
-        // Room for a couple of the largest records; below that, callers wait instead of blocking.
-        this.roomNeeded = 2L * 1024 * 1024;
+        this.producer = clients.producer(purpose, Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis(),
+                ProducerConfig.BUFFER_MEMORY_CONFIG, bufferBytes));
+        // Room for a couple of large records; below that, callers wait instead of blocking.
+        this.roomNeeded = Math.min(2L * 1024 * 1024, bufferBytes / 2);
+    }
+
+    /**
+     * Fetches the topic's metadata now, so that no later write waits for it on its caller's thread
+     * (Kafka keeps it, refreshing it in the background, while the topic is written to).
+     */
+    public void prepare() {
+        try {
+            producer.partitionsFor(topic);
+        } catch (RuntimeException e) {
+            LoggerFactory.getLogger(ConfirmedProducer.class).warn("No metadata of {} yet: {}", topic, e.toString());
+        }
     }
 
     /**

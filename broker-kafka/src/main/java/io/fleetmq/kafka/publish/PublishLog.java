@@ -30,8 +30,14 @@ public final class PublishLog implements AutoCloseable {
      *                 no buffer space; after that the future fails instead
      */
     public PublishLog(KafkaClients clients, MeterRegistry registry, Duration maxBlock) {
+        this(clients, registry, maxBlock, ConfirmedProducer.DEFAULT_BUFFER);
+    }
+
+    /** @param bufferBytes bytes of records held for Kafka before {@link #hasRoom()} says no */
+    public PublishLog(KafkaClients clients, MeterRegistry registry, Duration maxBlock, long bufferBytes) {
         String topic = new BrokerTopics(clients.settings().topicPrefix()).publish();
-        this.producer = new ConfirmedProducer(clients, "publish", topic, "publish", maxBlock, registry);
+        this.producer = new ConfirmedProducer(clients, "publish", topic, "publish", maxBlock, bufferBytes, registry);
+        producer.prepare(); // the first PUBLISH must not wait for metadata on an actor thread
     }
 
     /**
