@@ -109,6 +109,10 @@ class KafkaLinkCutIT {
         Await.until(WAIT, "load before the cut", () -> load.acknowledgedCount() >= before + 300);
 
         proxy.partition();
+        long cut = System.nanoTime();
+        Await.until(WAIT, "node 3 to fence itself", () -> !Http.isReady(cluster.node(3).httpPort()));
+        System.out.println("[KafkaLinkCutIT] node 3 unready " + (System.nanoTime() - cut) / 1_000_000
+                + " ms after its link was cut");
         // Node 3 sends its clients elsewhere; the others declare it dead later, a node timeout after
         // its last heartbeat they read.
         Await.until(WAIT, "node 1 to declare node 3 dead",
@@ -118,7 +122,10 @@ class KafkaLinkCutIT {
         Await.until(WAIT, "load to go on without node 3", () -> load.acknowledgedCount() >= during + 300);
 
         proxy.heal();
+        long healed = System.nanoTime();
         Await.until(WAIT, "node 3 ready again", () -> Http.isReady(cluster.node(3).httpPort()));
+        System.out.println("[KafkaLinkCutIT] node 3 ready again " + (System.nanoTime() - healed) / 1_000_000
+                + " ms after its link returned");
         assertTrue(cluster.node(3).process().stdout().contains("Node rejoined the cluster as incarnation"),
                 "node 3 came back as a new incarnation");
         load.awaitDeliveryAfterNow(WAIT);

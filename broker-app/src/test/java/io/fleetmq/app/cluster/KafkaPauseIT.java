@@ -1,8 +1,13 @@
 package io.fleetmq.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
+import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
+import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAckReasonCode;
 import io.fleetmq.app.support.BrokerProcess;
 import io.fleetmq.app.support.Http;
 import io.fleetmq.app.support.PairLoad;
@@ -82,8 +87,10 @@ class KafkaPauseIT {
         awaitMoreAcknowledged(500);
 
         // 3 s: below the fencing margin. Clients stay connected and notice at most a delay.
-        pause(Duration.ofSeconds(3));
+        pause(Duration.ofSeconds(3), false);
+        long resumed = System.nanoTime();
         load.awaitDeliveryAfterNow(WAIT);
+        report("3 s pause: delivery again " + millisSince(resumed) + " ms after Kafka resumed");
         assertEquals(0, load.disconnects(), "no client lost its connection in a 3 s pause: "
                 + load.disconnectReasons());
         assertEquals(0, fences(), "no node fenced itself in a 3 s pause");
@@ -92,12 +99,16 @@ class KafkaPauseIT {
         // 12 s and 30 s: longer than the node timeout. Every node fences itself and rejoins.
         for (int seconds : new int[] {12, 30}) {
             int fencesBefore = fences();
-            pause(Duration.ofSeconds(seconds));
+            pause(Duration.ofSeconds(seconds), true);
+            long back = System.nanoTime();
             for (int n = 1; n <= 3; n++) {
                 int node = n;
                 Await.until(WAIT, "node " + n + " ready again", () -> Http.isReady(cluster.node(node).httpPort()));
             }
+            long ready = millisSince(back);
             load.awaitDeliveryAfterNow(WAIT);
+            report(seconds + " s pause: every node ready " + ready + " ms and every pair delivering "
+                    + millisSince(back) + " ms after Kafka resumed");
             assertTrue(fences() >= fencesBefore + 3, "every node fenced itself in a " + seconds + " s pause");
             awaitMoreAcknowledged(500);
         }
@@ -135,13 +146,36 @@ class KafkaPauseIT {
         return sum;
     }
 
-    private void pause(Duration d) throws Exception {
+    /**
+     * Stops Kafka for {@code d}. With {@code fencing}, also checks what a client meets while the
+     * nodes are fenced: not ready, and a new CONNECT refused with 0x88 Server unavailable.
+     */
+    private void pause(Duration d, boolean fencing) throws Exception {
+        long start = System.nanoTime();
         signal("STOP", kafka.pid());
         try {
-            Thread.sleep(d.toMillis()); // the outage itself is the scenario
+            if (fencing) {
+                Await.until(d, "node 1 to fence itself", () -> !Http.isReady(cluster.node(1).httpPort()));
+                report("node 1 unready " + millisSince(start) + " ms into the pause");
+                Mqtt5BlockingClient probe = Mqtt5Client.builder().identifier("pause-probe").serverHost("127.0.0.1")
+                        .serverPort(cluster.port(1)).buildBlocking();
+                Mqtt5ConnAckException refused = assertThrows(Mqtt5ConnAckException.class, probe::connect);
+                assertEquals(Mqtt5ConnAckReasonCode.SERVER_UNAVAILABLE, refused.getMqttMessage().getReasonCode(),
+                        "a fenced node refuses CONNECT with 0x88");
+            }
+            long left = d.toNanos() - (System.nanoTime() - start);
+            Thread.sleep(Math.max(0, left / 1_000_000)); // the outage itself is the scenario
         } finally {
             signal("CONT", kafka.pid());
         }
+    }
+
+    private static long millisSince(long nanos) {
+        return (System.nanoTime() - nanos) / 1_000_000;
+    }
+
+    private static void report(String line) {
+        System.out.println("[KafkaPauseIT] " + line); // measured durations, for docs/cluster.md
     }
 
     private static void signal(String signal, long pid) throws Exception {
