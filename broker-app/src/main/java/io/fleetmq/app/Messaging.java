@@ -245,6 +245,14 @@ final class Messaging implements AutoCloseable {
         }
     }
 
+    /**
+     * Fences this incarnation for {@code reason} (say, a background loop that cannot recover): the
+     * node stops serving and comes back as a new incarnation, as when it loses Kafka.
+     */
+    void fence(String reason) {
+        membership.fence(reason);
+    }
+
     /** This incarnation's identity in the cluster. */
     long incarnation() {
         return membership.incarnation();
@@ -352,7 +360,6 @@ final class Messaging implements AutoCloseable {
      */
     void fence() {
         fenced = true;
-        membership.fence("asked to");
         sessions.fence(config.cluster().shutdownServerReference());
         removeGauges();
         stopClusterWork(Duration.ofSeconds(1));

@@ -241,11 +241,47 @@ public final class SessionActor {
             services.publishLog().whenRoom(() -> mailbox.tell(this::releaseHeld));
             return;
         }
+        if (packet instanceof Packet.Subscribe s && applicationBacklogs()) {
+            List<java.util.concurrent.CompletableFuture<Boolean>> creating = ensureSharedBacklogs(s);
+            if (!creating.isEmpty()) {
+                // The first member of a shared APPLICATION subscription on this node: its backlog topic
+                // is made (or found) without blocking this thread; the session's packets wait, in order.
+                held = new ArrayDeque<>();
+                held.add(() -> process(conn, packet));
+                java.util.concurrent.CompletableFuture.allOf(creating.toArray(java.util.concurrent.CompletableFuture[]::new))
+                        .whenComplete((v, e) -> mailbox.tell(this::releaseHeld));
+                return;
+            }
+        }
+        process(conn, packet);
+    }
+
+    private void process(ClientConnection conn, Packet packet) {
+        if (conn != connection) {
+            return; // the connection ended while its packet waited
+        }
         try {
             onPacket(packet);
         } catch (ProtocolViolation v) {
             disconnect(v.reasonCode(), v.getMessage(), true);
         }
+    }
+
+    /** Starts making the backlog topics of the shared subscriptions in {@code s} this node does not know yet. */
+    private List<java.util.concurrent.CompletableFuture<Boolean>> ensureSharedBacklogs(Packet.Subscribe s) {
+        List<java.util.concurrent.CompletableFuture<Boolean>> creating = new ArrayList<>();
+        for (Packet.TopicSubscription t : s.subscriptions()) {
+            SharedSubscription shared;
+            try {
+                shared = SharedSubscription.parse(t.filter());
+            } catch (InvalidTopicException e) {
+                continue; // answered in onSubscribe
+            }
+            if (shared != null && !services.appBacklogs().sharedKnown(shared.group(), shared.filter())) {
+                creating.add(services.appBacklogs().ensureSharedAsync(shared.group(), shared.filter()));
+            }
+        }
+        return creating;
     }
 
     /** The producer has room again: the held packets go on, in order, until one has to wait again. */
@@ -896,7 +932,7 @@ public final class SessionActor {
             }
             String filter = shared != null ? shared.filter() : t.filter();
             String group = shared != null ? shared.group() : null;
-            if (shared != null && applicationBacklogs() && !services.appBacklogs().ensureShared(group, filter)) {
+            if (shared != null && applicationBacklogs() && !services.appBacklogs().sharedKnown(group, filter)) {
                 // The group's backlog topic is where its messages wait; without it the subscription cannot work.
                 codes.add(ReasonCode.UNSPECIFIED_ERROR);
                 continue;

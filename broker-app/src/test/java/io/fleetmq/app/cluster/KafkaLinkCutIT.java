@@ -110,9 +110,11 @@ class KafkaLinkCutIT {
 
         proxy.partition();
         long cut = System.nanoTime();
-        Await.until(WAIT, "node 3 to fence itself", () -> !Http.isReady(cluster.node(3).httpPort()));
-        System.out.println("[KafkaLinkCutIT] node 3 unready " + (System.nanoTime() - cut) / 1_000_000
-                + " ms after its link was cut");
+        Await.until(WAIT, "node 3's clients to be told to use another server",
+                () -> load.lastToldToMoveNanos() - cut > 0);
+        System.out.println("[KafkaLinkCutIT] node 3's clients told to use another server (0x9C) "
+                + (load.lastToldToMoveNanos() - cut) / 1_000_000 + " ms after its link was cut");
+        Await.until(WAIT, "node 3 to report not ready", () -> !Http.isReady(cluster.node(3).httpPort()));
         // Node 3 sends its clients elsewhere; the others declare it dead later, a node timeout after
         // its last heartbeat they read.
         Await.until(WAIT, "node 1 to declare node 3 dead",

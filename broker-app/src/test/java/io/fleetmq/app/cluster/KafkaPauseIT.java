@@ -155,8 +155,10 @@ class KafkaPauseIT {
         signal("STOP", kafka.pid());
         try {
             if (fencing) {
+                Await.until(d, "clients to be told to use another server", () -> load.lastToldToMoveNanos() - start > 0);
+                report("clients told to use another server (0x9C) " + (load.lastToldToMoveNanos() - start) / 1_000_000
+                        + " ms into the pause");
                 Await.until(d, "node 1 to fence itself", () -> !Http.isReady(cluster.node(1).httpPort()));
-                report("node 1 unready " + millisSince(start) + " ms into the pause");
                 Mqtt5BlockingClient probe = Mqtt5Client.builder().identifier("pause-probe").serverHost("127.0.0.1")
                         .serverPort(cluster.port(1)).buildBlocking();
                 Mqtt5ConnAckException refused = assertThrows(Mqtt5ConnAckException.class, probe::connect);

@@ -44,6 +44,8 @@ public final class PairLoad implements AutoCloseable {
     private final Map<String, Set<Integer>> nodesUsed = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> wills = new ConcurrentHashMap<>();
     private final AtomicInteger disconnects = new AtomicInteger();
+    /** System.nanoTime() of the last time a client was told to use another server (0: never). */
+    private final AtomicLong lastToldToMove = new AtomicLong();
     private final String topicPrefix;
     private ScheduledExecutorService ticker;
     private Mqtt5AsyncClient willWatcher;
@@ -112,6 +114,9 @@ public final class PairLoad implements AutoCloseable {
                     String reason = ctx.getCause() instanceof Mqtt5DisconnectException d
                             ? d.getMqttMessage().getReasonCode().name() : ctx.getCause().getClass().getSimpleName();
                     disconnectReasons.computeIfAbsent(reason, r -> new AtomicInteger()).incrementAndGet();
+                    if (reason.equals(Mqtt5DisconnectReasonCode.USE_ANOTHER_SERVER.name())) {
+                        lastToldToMove.set(System.nanoTime());
+                    }
                     // Told to go elsewhere, or the node is away: the next node of the list.
                     int next = 1 + at.getAndUpdate(n -> n % nodes + 1) % nodes;
                     ctx.getReconnector().transportConfig().serverHost("127.0.0.1")
@@ -239,6 +244,11 @@ public final class PairLoad implements AutoCloseable {
 
     public int duplicates() {
         return duplicates.get();
+    }
+
+    /** System.nanoTime() when a client was last told to use another server, 0 if never. */
+    public long lastToldToMoveNanos() {
+        return lastToldToMove.get();
     }
 
     /** {@code USE_ANOTHER_SERVER} as the DISCONNECT reason clients were told. */

@@ -44,8 +44,14 @@ public final class AppBacklogs {
         return topics.ensureAsync(clientId);
     }
 
-    /** See {@link AppTopics#ensureShared}. */
-    public boolean ensureShared(String group, String topicFilter) {
-        return topics.ensureShared(group, topicFilter);
+    /** See {@link AppTopics#ensureSharedAsync}. */
+    public java.util.concurrent.CompletableFuture<Boolean> ensureSharedAsync(String group, String topicFilter) {
+        return topics.ensureSharedAsync(group, topicFilter);
     }
+
+    /** Whether this node made or found the shared subscription's backlog topic. */
+    public boolean sharedKnown(String group, String topicFilter) {
+        return topics.sharedKnown(group, topicFilter);
+    }
+
 }

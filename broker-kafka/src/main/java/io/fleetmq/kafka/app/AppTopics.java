@@ -57,21 +57,24 @@ public final class AppTopics {
         return topics.appShared(group, topicFilter);
     }
 
-    /**
-     * Creates the shared subscription's backlog topic if it is missing; false if Kafka did not.
-     * Blocks for at most the request timeout, and only the first time a node asks for the topic.
-     */
-    public boolean ensureShared(String group, String topicFilter) {
+    /** Whether this node made or found the shared subscription's backlog topic. */
+    public boolean sharedKnown(String group, String topicFilter) {
+        return sharedEnsured.contains(sharedTopic(group, topicFilter));
+    }
+
+    /** As {@link #ensureShared}, without blocking. */
+    public CompletableFuture<Boolean> ensureSharedAsync(String group, String topicFilter) {
         String name = sharedTopic(group, topicFilter);
         if (sharedEnsured.contains(name)) {
-            return true;
+            return CompletableFuture.completedFuture(true);
         }
-        boolean created = create(new NewTopic(name, sharedPartitions, settings.replicationFactor()),
-                "shared subscription $share/" + group + "/" + topicFilter);
-        if (created) {
-            sharedEnsured.add(name);
-        }
-        return created;
+        return createAsync(new NewTopic(name, sharedPartitions, settings.replicationFactor()),
+                "shared subscription $share/" + group + "/" + topicFilter).thenApply(created -> {
+                    if (created) {
+                        sharedEnsured.add(name);
+                    }
+                    return created;
+                });
     }
 
     public String topic(String clientId) {
@@ -93,7 +96,10 @@ public final class AppTopics {
      * did not create it within the request timeout.
      */
     public CompletableFuture<Boolean> ensureAsync(String clientId) {
-        NewTopic topic = new NewTopic(topic(clientId), 1, settings.replicationFactor());
+        return createAsync(new NewTopic(topic(clientId), 1, settings.replicationFactor()), clientId);
+    }
+
+    private CompletableFuture<Boolean> createAsync(NewTopic topic, String owner) {
         configure(topic);
         CompletableFuture<Boolean> result = new CompletableFuture<>();
         admin.createTopics(List.of(topic), new CreateTopicsOptions().timeoutMs((int) settings.requestTimeout().toMillis()))
@@ -101,12 +107,12 @@ public final class AppTopics {
                     Throwable cause = e instanceof ExecutionException || e instanceof CompletionException
                             ? e.getCause() : e;
                     if (cause == null) {
-                        log.info("Created APPLICATION backlog {} for {}", topic.name(), clientId);
+                        log.info("Created APPLICATION backlog {} for {}", topic.name(), owner);
                         result.complete(true);
                     } else if (cause instanceof TopicExistsException) {
                         result.complete(true);
                     } else {
-                        log.warn("Cannot create the backlog topic of {}: {}", clientId, cause.toString());
+                        log.warn("Cannot create the backlog topic of {}: {}", owner, cause.toString());
                         result.complete(false);
                     }
                 });
