@@ -1,0 +1,78 @@
+package io.fleetmq.app.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.fleetmq.app.support.KafkaCluster;
+import io.fleetmq.app.support.PairLoad;
+import io.fleetmq.app.support.TestCluster;
+import io.fleetmq.testkit.Await;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A three-broker Kafka cluster (replication factor 3, {@code min.insync.replicas} 2) under QoS 1
+ * load from two broker nodes; the leader of a {@code publish} partition is killed with
+ * {@code kill -9}. Kafka elects new leaders and nothing the broker acknowledged is lost.
+ */
+class KafkaLeaderKillIT {
+
+    private static final Duration WAIT = Duration.ofMinutes(2);
+
+    @TempDir
+    Path workDir;
+
+    private KafkaCluster kafka;
+    private TestCluster cluster;
+    private PairLoad load;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (load != null) {
+            load.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    @Test
+    void killingAPartitionLeaderLosesNothingAcknowledged() throws Exception {
+        kafka = KafkaCluster.start(workDir.resolve("kafka"), 3);
+        String prefix = "k" + UUID.randomUUID().toString().substring(0, 8) + ".";
+        cluster = TestCluster.start(workDir, 2, Map.of(
+                "KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers(),
+                "KAFKA_TOPIC_PREFIX", prefix,
+                "KAFKA_REPLICATION_FACTOR", "3",
+                "KAFKA_REQUEST_TIMEOUT", "5s",
+                "CLUSTER_HEARTBEAT_INTERVAL", "500ms",
+                "CLUSTER_NODE_TIMEOUT", "6s"));
+        load = new PairLoad("leader", 6, 2, cluster::port).connect(WAIT);
+        load.start(Duration.ofMillis(20));
+        long before = load.acknowledgedCount();
+        Await.until(WAIT, "load before the kill", () -> load.acknowledgedCount() >= before + 300);
+
+        int leader = kafka.leaderOf(prefix + "publish", 0);
+        kafka.kill(leader);
+        long atKill = load.acknowledgedCount();
+        Await.until(WAIT, "load after the kill", () -> load.acknowledgedCount() >= atKill + 600);
+        load.awaitDeliveryAfterNow(WAIT);
+        load.stop(WAIT);
+
+        List<List<Long>> missing = load.awaitAllAcknowledgedDelivered(WAIT);
+        for (int i = 0; i < missing.size(); i++) {
+            assertEquals(List.of(), missing.get(i), "acknowledged messages of pair " + i + " never delivered");
+        }
+        System.out.println("[KafkaLeaderKillIT] killed Kafka node " + leader + "; " + load.acknowledgedCount()
+                + " acknowledged, " + load.refusedPublishes() + " refused with an error reason code, "
+                + load.duplicates() + " delivered twice, client disconnects " + load.disconnectReasons());
+    }
+}
