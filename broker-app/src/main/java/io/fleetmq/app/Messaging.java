@@ -30,6 +30,7 @@ import io.fleetmq.session.cluster.ClusterLink;
 import io.fleetmq.kafka.app.AppBacklogs;
 import io.fleetmq.kafka.app.AppTopics;
 import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.persistence.redis.Qos2Receipts;
 import io.fleetmq.persistence.redis.Redis;
 import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.session.cluster.ClusterRouter;
@@ -121,7 +122,8 @@ final class Messaging implements AutoCloseable {
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
-                new AppBacklogs(kafka, appTopics));
+                new AppBacklogs(kafka, appTopics),
+                new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops);
