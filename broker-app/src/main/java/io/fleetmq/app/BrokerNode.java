@@ -141,6 +141,8 @@ public final class BrokerNode implements AutoCloseable {
         Messaging messaging = new Messaging(config, kafka, admin, redis, metrics.registry());
         started.push(new Stoppable("messaging", messaging));
         readiness.register(messaging.clusterHealth());
+        // Not ready once a background loop gave up; fencing on give-up hooks in at messaging.loops().onGiveUp.
+        readiness.register(messaging.loops());
 
         bindMqttListeners(loops, messaging);
 

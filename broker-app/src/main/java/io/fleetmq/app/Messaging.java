@@ -21,6 +21,8 @@ import io.fleetmq.kafka.publish.PublishConsumer;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.kafka.publish.PublishedRecord;
 import io.fleetmq.kafka.retained.RetainedStore;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
+import io.fleetmq.kafka.supervise.SupervisedScheduler;
 import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.SessionActor;
@@ -73,6 +75,8 @@ final class Messaging implements AutoCloseable {
     private final BrokerConfig config;
     private final ExecutorService actorPool;
     private final ScheduledThreadPoolExecutor timers;
+    /** Restarts the background loops below after a failure; gives up (node unready) on one that cannot recover. */
+    private final LoopSupervisor loops;
     private final PublishLog publishLog;
     private final RetainedStore retainedStore;
     private final SessionRegistry sessions;
@@ -100,7 +104,10 @@ final class Messaging implements AutoCloseable {
                     t.setName("fleetmq-actor-" + t.getPoolIndex());
                     return t;
                 }, null, true);
-        this.timers = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("fleetmq-timer", true));
+        this.loops = new LoopSupervisor(meters, new LoopSupervisor.Policy(Duration.ofMillis(100), Duration.ofSeconds(10),
+                config.loopGiveUpAfter()));
+        // A timer task that throws is logged and counted, and a periodic one keeps running.
+        this.timers = new SupervisedScheduler(1, new DefaultThreadFactory("fleetmq-timer", true), loops, "timer");
         timers.setRemoveOnCancelPolicy(true);
 
         MessageDrops drops = new MessageDrops(meters);
@@ -122,14 +129,15 @@ final class Messaging implements AutoCloseable {
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
-                new AppBacklogs(kafka, appTopics),
+                new AppBacklogs(kafka, appTopics, loops),
                 new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops);
 
         // Positioned at the end of this node's topics before anyone learns the node exists.
-        NodeInbox inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
+        NodeInbox inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters,
+                loops);
         inbox.start();
         closeables.push(inbox);
 
@@ -142,11 +150,11 @@ final class Messaging implements AutoCloseable {
             } catch (MessageFormatException e) {
                 log.warn("Skipping malformed session record at offset {}: {}", record.offset(), e.getMessage());
             }
-        });
+        }, loops);
         sessionsFollower.start(requestTimeout.multipliedBy(3));
         closeables.push(sessionsFollower);
         StateFollower subscriptionsFollower = new StateFollower(kafka, admin, topics.subscriptions(),
-                record -> link.applySubscriptions(record, subscriptions));
+                record -> link.applySubscriptions(record, subscriptions), loops);
         subscriptionsFollower.start(requestTimeout.multipliedBy(3));
         closeables.push(subscriptionsFollower);
         retainedStore.loadAndFollow((topic, message) -> {
@@ -168,7 +176,8 @@ final class Messaging implements AutoCloseable {
                         .withBeforeCommit(sequencer::flushed)
                         .withOwnership(sequencer::ownership)
                         .withIdle(sequencer::idle, Duration.ofMillis(100))
-                        .withSessionTimeout(cluster.nodeTimeout()));
+                        .withSessionTimeout(cluster.nodeTimeout())
+                        .withSupervisor(loops));
         sequence.start();
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
@@ -177,12 +186,13 @@ final class Messaging implements AutoCloseable {
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
-                        .withSessionTimeout(cluster.nodeTimeout()));
+                        .withSessionTimeout(cluster.nodeTimeout())
+                        .withSupervisor(loops));
         devicePersisted.start();
 
         this.consumer = new PublishConsumer(kafka, meters, this::route,
                 owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, inbox, requestTimeout),
-                router::flushed, cluster.nodeTimeout());
+                router::flushed, cluster.nodeTimeout(), loops);
         consumer.start();
 
         Gauge.builder("fleetmq.publish.routing.backlog", consumer, PublishConsumer::lag)
@@ -253,6 +263,14 @@ final class Messaging implements AutoCloseable {
 
     Membership membership() {
         return membership;
+    }
+
+    /**
+     * The supervisor of this node's background loops: a readiness check (down once a loop gave up)
+     * and the place to hook the node's fencing ({@link LoopSupervisor#onGiveUp}).
+     */
+    LoopSupervisor loops() {
+        return loops;
     }
 
     /**
