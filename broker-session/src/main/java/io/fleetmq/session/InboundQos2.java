@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,7 +93,7 @@ final class InboundQos2 {
         if (receipts == null || sessionExpirySeconds == 0) {
             return DONE;
         }
-        return receipts.add(clientId, packetId, Duration.ofSeconds(sessionExpirySeconds))
+        return redis(() -> receipts.add(clientId, packetId, Duration.ofSeconds(sessionExpirySeconds)))
                 .handle((ok, error) -> {
                     if (error != null) {
                         failed("record", error);
@@ -110,7 +112,7 @@ final class InboundQos2 {
         boolean known = ids.remove(packetId) != null;
         if (receipts != null && sessionExpirySeconds > 0) {
             // Removed even when unknown here: the receipt of a session resumed while Redis was away.
-            receipts.remove(clientId, packetId).whenComplete((ok, error) -> {
+            redis(() -> receipts.remove(clientId, packetId)).whenComplete((ok, error) -> {
                 if (error != null) {
                     failed("release", error); // a later first attempt (DUP 0) with this identifier is still stored
                 }
@@ -137,7 +139,7 @@ final class InboundQos2 {
             next.run();
             return;
         }
-        receipts.pending(clientId).whenComplete((pending, error) -> tell.accept(() -> {
+        redis(() -> receipts.pending(clientId)).whenComplete((pending, error) -> tell.accept(() -> {
             if (error != null) {
                 failed("load", error);
             } else {
@@ -152,7 +154,7 @@ final class InboundQos2 {
     /** The connection ended and the session stays: its expiry counts from now. */
     void disconnected(long sessionExpirySeconds) {
         if (receipts != null && sessionExpirySeconds > 0 && !ids.isEmpty()) {
-            receipts.touch(clientId, Duration.ofSeconds(sessionExpirySeconds)).whenComplete((ok, error) -> {
+            redis(() -> receipts.touch(clientId, Duration.ofSeconds(sessionExpirySeconds))).whenComplete((ok, error) -> {
                 if (error != null) {
                     failed("touch", error);
                 }
@@ -169,11 +171,20 @@ final class InboundQos2 {
     void ended() {
         ids.clear();
         if (receipts != null) {
-            receipts.delete(clientId).whenComplete((ok, error) -> {
+            redis(() -> receipts.delete(clientId)).whenComplete((ok, error) -> {
                 if (error != null) {
                     failed("delete", error); // the receipts expire with their TTL
                 }
             });
+        }
+    }
+
+    /** A command whose failure, even one thrown at once (a client shut down), arrives as its result. */
+    private static <T> CompletionStage<T> redis(Supplier<CompletionStage<T>> command) {
+        try {
+            return command.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
     }
 
