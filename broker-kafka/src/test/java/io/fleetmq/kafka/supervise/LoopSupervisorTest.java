@@ -118,6 +118,21 @@ class LoopSupervisorTest {
     }
 
     @Test
+    void aLoopThatGaveUpMakesTheNodeUnready() {
+        LoopSupervisor s = supervisor(Duration.ofMinutes(5));
+        io.fleetmq.core.health.Readiness readiness = new io.fleetmq.core.health.Readiness();
+        readiness.register(s);
+        readiness.started();
+        assertTrue(readiness.evaluate().ready());
+        s.run("node-inbox", () -> false, progress -> {
+            throw new Error("cannot go on");
+        });
+        io.fleetmq.core.health.Readiness.Report report = readiness.evaluate();
+        assertFalse(report.ready());
+        assertFalse(report.checks().get("loops").up());
+    }
+
+    @Test
     void aGuardedPeriodicTaskThatThrowsKeepsItsSchedule() {
         LoopSupervisor s = new LoopSupervisor(meters, LoopSupervisor.Policy.defaults());
         ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1);
