@@ -114,7 +114,7 @@ final class Messaging implements AutoCloseable {
         SubscriptionTrie subscriptions = new SubscriptionTrie();
         RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
         this.publishLog = new PublishLog(kafka, meters);
-        this.retainedStore = new RetainedStore(kafka, meters);
+        this.retainedStore = new RetainedStore(kafka, meters).supervisedBy(loops);
 
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
                 .ensureNodeTopics(nodeId, cluster.downlinkPartitions());
