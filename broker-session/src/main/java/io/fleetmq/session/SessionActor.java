@@ -438,7 +438,7 @@ public final class SessionActor {
 
     private void onAccepted(NodeCommand.ConnectAccepted answer) {
         PendingConnect p = pendingConnects.get(answer.requestId());
-        if (p != null && answer.sessionPresent() && requestedExpiry(p.connect()) > 0) {
+        if (p != null && answer.sessionPresent()) {
             // The QoS 2 receipts the session's earlier connections left (on any node) are known
             // before this connection's packets are handled, which wait meanwhile [MQTT-4.3.3-10].
             p.timeout().cancel(false);
