@@ -129,10 +129,11 @@ final class InboundQos2 {
 
     /**
      * Learns the identifiers the session's earlier connections left in Redis, then runs {@code next}
-     * through the actor's mailbox ({@code tell}), before the client's packets are handled. If Redis cannot tell, the session resumes with what
-     * this node remembers: a resend of a message stored by a node that died may then be stored again
-     * (counted as {@code operation="load"}); refusing the connection would make the client wait for
-     * Redis, which DESIGN.md keeps out of the node's readiness.
+     * through the actor's mailbox ({@code tell}), before the client's packets are handled. If Redis
+     * cannot tell, the session resumes with what this node remembers: a resend of a message stored
+     * by a node that died may then be stored again (counted as {@code operation="load"}); refusing
+     * the connection would make the client wait for Redis, which DESIGN.md keeps out of the node's
+     * readiness.
      */
     void resume(Consumer<Runnable> tell, Runnable next) {
         if (receipts == null) {
