@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 final class InboundQos2 {
 
     private static final Logger log = LoggerFactory.getLogger(InboundQos2.class);
-    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
     /** What a packet identifier stands for. */
     private enum State {
@@ -73,14 +73,11 @@ final class InboundQos2 {
         ids.put(packetId, State.STORING);
     }
 
-    /** Kafka did not store it: no PUBREC with success, the client may send it again as new. */
-    void notStored(int packetId) {
-        ids.remove(packetId);
-    }
-
     /**
-     * Kafka stored the message. Completes when PUBREC may be sent: at once for a session that ends
-     * with its connection, after Redis recorded the identifier for a persistent one.
+     * Kafka answered for the message. If it did not store it, the identifier is forgotten: no PUBREC
+     * with success, and the client may send it again as new. If it did, completes when PUBREC may be
+     * sent: at once for a session that ends with its connection, after Redis recorded the identifier
+     * for a persistent one.
      *
      * <p>If Redis cannot record it, PUBREC is sent anyway. The message is stored in Kafka by then and
      * will be delivered; refusing it (an error PUBREC) would tell the client it was not stored, and
@@ -88,7 +85,11 @@ final class InboundQos2 {
      * memory, so exactly once still holds unless this node also dies before PUBREL; that degraded
      * case is counted ({@code fleetmq_qos2_receipts_failed_total{operation="record"}}).
      */
-    CompletableFuture<Void> stored(int packetId, long sessionExpirySeconds) {
+    CompletableFuture<Void> settled(int packetId, boolean stored, long sessionExpirySeconds) {
+        if (!stored) {
+            ids.remove(packetId);
+            return DONE;
+        }
         ids.put(packetId, State.STORED);
         if (receipts == null || sessionExpirySeconds == 0) {
             return DONE;

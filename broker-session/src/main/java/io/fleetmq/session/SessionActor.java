@@ -712,12 +712,8 @@ public final class SessionActor {
             services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
             log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, p.topic(), error.toString());
         }
-        java.util.concurrent.CompletableFuture<Void> recorded = null;
-        if (p.qos() == 2 && error == null) {
-            recorded = inboundQos2.stored(p.packetId(), sessionExpirySeconds);
-        } else if (p.qos() == 2) {
-            inboundQos2.notStored(p.packetId());
-        }
+        java.util.concurrent.CompletableFuture<Void> recorded = p.qos() < 2 ? InboundQos2.DONE
+                : inboundQos2.settled(p.packetId(), error == null, sessionExpirySeconds);
         from.publishSettled();
         if (from != connection) {
             return; // the client left; a QoS 1/2 publisher resends on reconnect
@@ -739,16 +735,15 @@ public final class SessionActor {
         ReasonCode code = error == null ? ReasonCode.SUCCESS : ReasonCode.UNSPECIFIED_ERROR;
         String reason = error == null ? null : reasonString("message not stored: " + error.getMessage());
         Ack ack = new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason);
-        if (recorded != null && !recorded.isDone()) {
-            // PUBREC waits until the receipt is in Redis (see InboundQos2#stored).
+        if (recorded.isDone()) {
+            write(from, ack);
+        } else { // PUBREC waits until the receipt is in Redis (see InboundQos2#settled)
             recorded.thenRun(() -> mailbox.tell(() -> {
                 if (from == connection) {
                     write(from, ack);
                 }
             }));
-            return;
         }
-        write(from, ack);
     }
 
     private String resolveInboundTopic(Packet.Publish p) {

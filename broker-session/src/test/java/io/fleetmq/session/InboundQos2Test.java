@@ -67,7 +67,7 @@ class InboundQos2Test {
         InboundQos2 first = session("c1");
         first.storing(7);
         assertFalse(first.isStored(7), "no PUBREC while Kafka stores it");
-        first.stored(7, 300).get(10, TimeUnit.SECONDS);
+        first.settled(7, true, 300).get(10, TimeUnit.SECONDS);
         assertTrue(first.isStored(7));
 
         InboundQos2 elsewhere = session("c1"); // the actor on the node the session resumes on
@@ -88,8 +88,11 @@ class InboundQos2Test {
     void aSessionThatEndsWithItsConnectionKeepsNothingInRedis() throws Exception {
         InboundQos2 q = session("c2");
         q.storing(3);
-        assertTrue(q.stored(3, 0).isDone(), "PUBREC at once");
+        assertTrue(q.settled(3, true, 0).isDone(), "PUBREC at once");
         assertTrue(q.heldWindow(3));
+        q.storing(4);
+        assertTrue(q.settled(4, false, 300).isDone(), "not stored in Kafka: nothing to record");
+        assertFalse(q.isResend(4, true), "the client's next attempt is stored as new");
         InboundQos2 other = session("c2");
         assertTrue(resume(other));
         assertFalse(other.isResend(3, true));
@@ -99,7 +102,7 @@ class InboundQos2Test {
     void theSessionsEndDropsItsReceipts() throws Exception {
         InboundQos2 q = session("c3");
         q.storing(1);
-        q.stored(1, 300).get(10, TimeUnit.SECONDS);
+        q.settled(1, true, 300).get(10, TimeUnit.SECONDS);
         q.ended();
         assertFalse(q.isResend(1, true));
         InboundQos2 next = session("c3");
@@ -117,7 +120,7 @@ class InboundQos2Test {
             InboundQos2 q = new InboundQos2("c4", away, meters);
             link.cut(); // the link to Redis is reset and stays down
             q.storing(9);
-            q.stored(9, 300).get(10, TimeUnit.SECONDS); // completes normally: PUBREC may be sent
+            q.settled(9, true, 300).get(10, TimeUnit.SECONDS); // completes normally: PUBREC may be sent
             assertTrue(q.isStored(9), "this node still answers a resend");
             assertEquals(1.0, failed("record"));
             InboundQos2 resumed = new InboundQos2("c4", away, meters);
