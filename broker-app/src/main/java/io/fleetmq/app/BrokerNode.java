@@ -144,6 +144,8 @@ public final class BrokerNode implements AutoCloseable {
         incarnations.start();
         started.push(new Stoppable("messaging", incarnations));
         readiness.register(incarnations.clusterHealth());
+        // Not ready once a background loop gave up; the incarnation then fences itself and is replaced.
+        readiness.register(incarnations.loopsHealth());
 
         bindMqttListeners(loops, incarnations.connectionHandlers());
 

@@ -126,6 +126,21 @@ final class Incarnations implements AutoCloseable {
         };
     }
 
+    /** The current incarnation's loop supervisor: down once one of its loops gave up. */
+    HealthCheck loopsHealth() {
+        return new HealthCheck() {
+            @Override
+            public String name() {
+                return "loops";
+            }
+
+            @Override
+            public HealthStatus check() {
+                return current.loops().check();
+            }
+        };
+    }
+
     Messaging current() {
         return current;
     }

@@ -21,6 +21,8 @@ import io.fleetmq.kafka.publish.PublishConsumer;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.kafka.publish.PublishedRecord;
 import io.fleetmq.kafka.retained.RetainedStore;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
+import io.fleetmq.kafka.supervise.SupervisedScheduler;
 import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.SessionActor;
@@ -30,6 +32,7 @@ import io.fleetmq.session.cluster.ClusterLink;
 import io.fleetmq.kafka.app.AppBacklogs;
 import io.fleetmq.kafka.app.AppTopics;
 import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.persistence.redis.Qos2Receipts;
 import io.fleetmq.persistence.redis.Redis;
 import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.session.cluster.ClusterRouter;
@@ -72,6 +75,8 @@ final class Messaging implements AutoCloseable {
     private final BrokerConfig config;
     private final ExecutorService actorPool;
     private final ScheduledThreadPoolExecutor timers;
+    /** Restarts the background loops below after a failure; gives up (node unready) on one that cannot recover. */
+    private final LoopSupervisor loops;
     private final PublishLog publishLog;
     private final RetainedStore retainedStore;
     private final SessionRegistry sessions;
@@ -110,7 +115,10 @@ final class Messaging implements AutoCloseable {
                     t.setName("fleetmq-actor-" + t.getPoolIndex());
                     return t;
                 }, null, true);
-        this.timers = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("fleetmq-timer", true));
+        this.loops = new LoopSupervisor(meters, new LoopSupervisor.Policy(Duration.ofMillis(100), Duration.ofSeconds(10),
+                config.loopGiveUpAfter()));
+        // A timer task that throws is logged and counted, and a periodic one keeps running.
+        this.timers = new SupervisedScheduler(1, new DefaultThreadFactory("fleetmq-timer", true), loops, "timer");
         timers.setRemoveOnCancelPolicy(true);
 
         MessageDrops drops = new MessageDrops(meters);
@@ -118,12 +126,12 @@ final class Messaging implements AutoCloseable {
         RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
         this.publishLog = new PublishLog(kafka, meters, io.fleetmq.kafka.publish.ConfirmedProducer.DEFAULT_MAX_BLOCK,
                 config.publishBufferBytes());
-        this.retainedStore = new RetainedStore(kafka, meters);
+        this.retainedStore = new RetainedStore(kafka, meters).supervisedBy(loops);
 
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
                 .ensureNodeTopics(nodeId, cluster.downlinkPartitions());
         this.clusterProducer = new ClusterProducer(kafka);
-        this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis);
+        this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis, loops);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
@@ -133,7 +141,8 @@ final class Messaging implements AutoCloseable {
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
-                new AppBacklogs(kafka, appTopics));
+                new AppBacklogs(kafka, appTopics, loops),
+                new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops);
@@ -154,13 +163,15 @@ final class Messaging implements AutoCloseable {
             RetainedIndex<BrokerMessage> retained, ClusterLink link, AppTopics appTopics, DeviceQueues deviceQueues,
             MessageDrops drops, long previousIncarnation) {
         String nodeId = config.nodeId();
-        inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
+        inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters, loops);
         inbox.start();
         closeables.push(inbox);
 
         // The node's copies of the shared state must be complete before it takes clients.
         membership.start(requestTimeout.multipliedBy(3), previousIncarnation);
         membership.onFenced(() -> fenceListeners.forEach(Runnable::run));
+        // A loop of the node that cannot recover leaves it half alive: fence it, so it comes back whole.
+        loops.onGiveUp((loop, cause) -> membership.fence("loop " + loop + " cannot recover: " + cause));
         StateFollower sessionsFollower = new StateFollower(kafka, admin, topics.sessions(), record -> {
             try {
                 directory.applied(record.key(),
@@ -168,11 +179,11 @@ final class Messaging implements AutoCloseable {
             } catch (MessageFormatException e) {
                 log.warn("Skipping malformed session record at offset {}: {}", record.offset(), e.getMessage());
             }
-        });
+        }, loops);
         sessionsFollower.start(requestTimeout.multipliedBy(3));
         closeables.push(sessionsFollower);
         StateFollower subscriptionsFollower = new StateFollower(kafka, admin, topics.subscriptions(),
-                record -> link.applySubscriptions(record, subscriptions));
+                record -> link.applySubscriptions(record, subscriptions), loops);
         subscriptionsFollower.start(requestTimeout.multipliedBy(3));
         closeables.push(subscriptionsFollower);
         retainedStore.loadAndFollow((topic, message) -> {
@@ -194,7 +205,8 @@ final class Messaging implements AutoCloseable {
                         .withBeforeCommit(sequencer::flushed)
                         .withOwnership(sequencer::ownership)
                         .withIdle(sequencer::idle, Duration.ofMillis(100))
-                        .withSessionTimeout(cluster.nodeTimeout()));
+                        .withSessionTimeout(cluster.nodeTimeout())
+                        .withSupervisor(loops));
         sequence.start();
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
@@ -203,14 +215,15 @@ final class Messaging implements AutoCloseable {
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
-                        .withSessionTimeout(cluster.nodeTimeout()));
+                        .withSessionTimeout(cluster.nodeTimeout())
+                        .withSupervisor(loops));
         devicePersisted.start();
 
         NodeInbox nodeInbox = inbox;
         consumer = new PublishConsumer(kafka, meters, this::route,
                 owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, nodeInbox,
                         requestTimeout),
-                router::flushed, cluster.nodeTimeout());
+                router::flushed, cluster.nodeTimeout(), loops);
         consumer.start();
 
         PublishConsumer routing = consumer;
@@ -310,6 +323,14 @@ final class Messaging implements AutoCloseable {
 
     Membership membership() {
         return membership;
+    }
+
+    /**
+     * The supervisor of this node's background loops: a readiness check (down once a loop gave up)
+     * and the place to hook the node's fencing ({@link LoopSupervisor#onGiveUp}).
+     */
+    LoopSupervisor loops() {
+        return loops;
     }
 
     /**

@@ -25,6 +25,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,8 +40,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Nothing in one record stops the loop: a record that does not decode and a handler that throws
  * are each logged and counted in {@code fleetmq.messages.dropped} (reasons {@code malformed_record},
- * {@code handler_failed}). Anything else stops the loop and leaves the group, so the partitions move
- * to a healthy node; {@link #isRunning()} and {@link #failure()} tell the node's health check.
+ * {@code handler_failed}). Anything else ends the consumer: it commits what it handled and leaves
+ * the group, and its {@link LoopSupervisor} starts a new consumer after a backoff, which rejoins the
+ * group and reads on from the committed offsets (records handled and not committed come again: this
+ * is at-least-once anyway). If the supervisor gives up, the partitions stay with the healthy nodes;
+ * {@link #isRunning()} and {@link #failure()} tell the node's health check.
  *
  * @param <T> what a record decodes to
  */
@@ -65,22 +69,31 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
     /** The optional hooks of a consumer; every one runs on the consumer thread. */
     public record Hooks(BooleanSupplier beforeCommit, Consumer<Set<Integer>> ownership, Runnable idle,
-                        Duration pollTimeout, Duration sessionTimeout) {
+                        Duration pollTimeout, Duration sessionTimeout, LoopSupervisor supervisor) {
 
         public static Hooks none() {
-            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null);
+            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null, null);
         }
 
         public Hooks withBeforeCommit(BooleanSupplier b) {
-            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout);
+            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout, supervisor);
         }
 
         public Hooks withOwnership(Consumer<Set<Integer>> o) {
-            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout);
+            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout, supervisor);
         }
 
         public Hooks withIdle(Runnable i, Duration everyAtMost) {
-            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout);
+            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout, supervisor);
+        }
+
+        /**
+         * The node's supervisor, which restarts the loop after an unexpected failure and is told if
+         * it gives up; without one, the consumer restarts under a supervisor of its own that nobody
+         * watches (its give-up shows only in {@link #isRunning()}).
+         */
+        public Hooks withSupervisor(LoopSupervisor s) {
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, s);
         }
 
         /**
@@ -89,7 +102,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
          * {@code group.min.session.timeout.ms} (6 s by default).
          */
         public Hooks withSessionTimeout(Duration timeout) {
-            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout);
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout, supervisor);
         }
     }
 
@@ -104,6 +117,8 @@ public final class GroupConsumer<T> implements AutoCloseable {
     private final Counter malformed;
     private final Counter handlerFailed;
     private final Counter commitErrors;
+    private final LoopSupervisor supervisor;
+    private Map<String, Object> overrides;
 
     private boolean closed;
     private volatile boolean stopping;
@@ -112,7 +127,9 @@ public final class GroupConsumer<T> implements AutoCloseable {
     private volatile Set<Integer> owned = Set.of();
     /** Records in the owned partitions not yet read, as of the last poll. */
     private volatile long lag;
-    private KafkaConsumer<String, byte[]> consumer;
+    /** Replaced by each restart; written under {@code consumerLock} so close() wakes the current one. */
+    private volatile KafkaConsumer<String, byte[]> consumer;
+    private final Object consumerLock = new Object();
     private Thread thread;
 
     /** Offsets (next to read) of records handled but not yet committed synchronously; consumer thread only. */
@@ -134,6 +151,8 @@ public final class GroupConsumer<T> implements AutoCloseable {
         this.malformed = registry.counter(DROPPED_METER, "reason", "malformed_record");
         this.handlerFailed = registry.counter(DROPPED_METER, "reason", "handler_failed");
         this.commitErrors = registry.counter(COMMIT_ERRORS_METER, "topic", role);
+        this.supervisor = hooks.supervisor() != null ? hooks.supervisor()
+                : new LoopSupervisor(registry, LoopSupervisor.Policy.defaults());
     }
 
     /** Joins the group and starts consuming on a thread of its own. At most once per instance. */
@@ -146,13 +165,12 @@ public final class GroupConsumer<T> implements AutoCloseable {
         }
         // Cooperative rebalancing: a node joining or leaving moves only the partitions that change
         // owner, instead of pausing every node while all partitions are reassigned.
-        Map<String, Object> overrides = new HashMap<>();
+        overrides = new HashMap<>();
         overrides.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         if (hooks.sessionTimeout() != null) {
             overrides.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) hooks.sessionTimeout().toMillis());
             overrides.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, (int) Math.max(100, hooks.sessionTimeout().toMillis() / 4));
         }
-        consumer = clients.consumer(role, groupId, overrides);
         running = true;
         thread = new Thread(this::run, "fleetmq-" + role + "-consumer");
         thread.setDaemon(true);
@@ -189,12 +207,29 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
     private void run() {
         try {
+            supervisor.run(role + "-consumer", () -> stopping, this::consume);
+        } finally {
+            running = false;
+        }
+    }
+
+    /** One consumer's life: joins the group, consumes until closed or until it fails. */
+    private void consume(LoopSupervisor.Progress progress) {
+        KafkaConsumer<String, byte[]> created = clients.consumer(role, groupId, overrides);
+        synchronized (consumerLock) {
+            consumer = created;
+            if (stopping) {
+                created.wakeup(); // closed while the consumer was being created
+            }
+        }
+        try {
             consumer.subscribe(List.of(topic), new Rebalance());
             while (!stopping) {
                 ConsumerRecords<String, byte[]> records = consumer.poll(hooks.pollTimeout());
                 lag = currentLag();
                 hooks.idle().run();
                 if (records.isEmpty()) {
+                    progress.made();
                     continue;
                 }
                 Map<TopicPartition, OffsetAndMetadata> batch = new HashMap<>();
@@ -222,16 +257,13 @@ public final class GroupConsumer<T> implements AutoCloseable {
                         log.warn("Committing offsets of {} failed: {}", topic, exception.toString());
                     }
                 });
-            }
-        } catch (WakeupException e) {
-            if (!stopping) {
-                failure = e;
-                log.error("{} consumer woken up unexpectedly; it stops and leaves group {}", role, groupId, e);
+                progress.made();
             }
         } catch (RuntimeException | Error e) {
-            failure = e;
-            log.error("{} consumer failed; it stops and leaves group {} so other nodes take over its partitions",
-                    role, groupId, e);
+            if (!stopping) {
+                failure = e; // logged by the supervisor, which starts a new consumer
+            }
+            throw e;
         } finally {
             shutDown();
         }
@@ -274,7 +306,6 @@ public final class GroupConsumer<T> implements AutoCloseable {
             log.warn("Closing the {} consumer failed: {}", role, e.toString());
         } finally {
             handled.clear();
-            running = false;
         }
         try {
             setOwned(Set.of());
@@ -376,7 +407,11 @@ public final class GroupConsumer<T> implements AutoCloseable {
         if (thread == null) {
             return;
         }
-        consumer.wakeup();
+        synchronized (consumerLock) {
+            if (consumer != null) {
+                consumer.wakeup();
+            }
+        }
         if (Thread.currentThread() == thread) {
             return; // called from a handler: the loop ends after this record
         }

@@ -91,8 +91,8 @@ public final class SessionActor {
     private ScheduledFuture<?> willTimer;
     private ScheduledFuture<?> expiryTimer;
     private final Map<String, Subscription> subscriptions = new HashMap<>();
-    /** QoS 2 packet IDs received from the client: false while Kafka stores it, true once PUBREC was sent. */
-    private final Map<Integer, Boolean> inboundQos2 = new HashMap<>();
+    /** QoS 2 packet IDs received from the client and not yet released, kept in Redis for a persistent session. */
+    private final InboundQos2 inboundQos2;
     /** QoS 1/2 sent and not yet completed, in send order, for resending on reconnect [MQTT-4.4.0-1]. */
     private final LinkedHashMap<Integer, InFlight> inFlight = new LinkedHashMap<>();
     /** QoS 1/2 waiting for room in the client's receive window (or for the client to come back). */
@@ -175,6 +175,7 @@ public final class SessionActor {
         this.services = services;
         this.registry = registry;
         this.mailbox = new Mailbox(services.actorPool(), "session " + clientId, this::endOfTurn);
+        this.inboundQos2 = new InboundQos2(clientId, services.qos2Receipts(), services.meters());
     }
 
     public String clientId() {
@@ -555,6 +556,18 @@ public final class SessionActor {
     }
 
     private void onAccepted(NodeCommand.ConnectAccepted answer) {
+        PendingConnect p = pendingConnects.get(answer.requestId());
+        if (p != null && answer.sessionPresent()) {
+            // The QoS 2 receipts the session's earlier connections left (on any node) are known
+            // before this connection's packets are handled, which wait meanwhile [MQTT-4.3.3-10].
+            p.timeout().cancel(false);
+            inboundQos2.resume(mailbox::tell, () -> acceptAnswer(answer));
+            return;
+        }
+        acceptAnswer(answer);
+    }
+
+    private void acceptAnswer(NodeCommand.ConnectAccepted answer) {
         PendingConnect p = pendingConnects.remove(answer.requestId());
         if (p == null) {
             // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
@@ -565,6 +578,10 @@ public final class SessionActor {
             return;
         }
         p.timeout().cancel(false);
+        if (answer.epoch() < epoch) {
+            p.conn().sendAndClose(null); // a later connection was accepted while this one learned its receipts
+            return;
+        }
         accept(p.conn(), p.connect(), p.assignedClientId(), answer.epoch(), answer.sessionPresent());
         for (Runnable deferred : p.deferred()) {
             deferred.run();
@@ -593,7 +610,7 @@ public final class SessionActor {
         }
         inFlight.clear();
         queued.clear();
-        inboundQos2.clear();
+        inboundQos2.movedAway();
         subscriptions.clear(); // the session's new node owns them now
         if (pendingConnects.isEmpty()) {
             endHere();
@@ -773,9 +790,9 @@ public final class SessionActor {
             }
         }
         if (p.qos() > 0) {
-            if (p.qos() == 2 && inboundQos2.containsKey(p.packetId())) {
+            if (p.qos() == 2 && inboundQos2.isResend(p.packetId(), p.dup())) {
                 // A resend of a QoS 2 message we already have: acknowledge again, never store twice [MQTT-4.3.3-10].
-                if (inboundQos2.get(p.packetId())) {
+                if (inboundQos2.isStored(p.packetId())) {
                     write(connection, new Ack(AckType.PUBREC, p.packetId(), ReasonCode.SUCCESS, null));
                 }
                 return false;
@@ -797,7 +814,7 @@ public final class SessionActor {
                 services.clock().getAsLong(), p.messageExpirySeconds(), p.payloadFormat(), p.contentType(),
                 p.responseTopic(), p.correlationData(), p.userProperties());
         if (p.qos() == 2) {
-            inboundQos2.put(p.packetId(), false);
+            inboundQos2.storing(p.packetId());
         }
         if (p.qos() > 0) {
             inboundUnacknowledged++;
@@ -814,13 +831,8 @@ public final class SessionActor {
             services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
             log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, p.topic(), error.toString());
         }
-        if (p.qos() == 2) {
-            if (error == null) {
-                inboundQos2.put(p.packetId(), true);
-            } else {
-                inboundQos2.remove(p.packetId());
-            }
-        }
+        java.util.concurrent.CompletableFuture<Void> recorded = p.qos() < 2 ? InboundQos2.DONE
+                : inboundQos2.settled(p.packetId(), error == null, sessionExpirySeconds);
         from.publishSettled();
         if (from != connection) {
             return; // the client left; a QoS 1/2 publisher resends on reconnect
@@ -841,7 +853,16 @@ public final class SessionActor {
         }
         ReasonCode code = error == null ? ReasonCode.SUCCESS : ReasonCode.UNSPECIFIED_ERROR;
         String reason = error == null ? null : reasonString("message not stored: " + error.getMessage());
-        write(from, new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason));
+        Ack ack = new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason);
+        if (recorded.isDone()) {
+            write(from, ack);
+        } else { // PUBREC waits until the receipt is in Redis (see InboundQos2#settled)
+            recorded.thenRun(() -> mailbox.tell(() -> {
+                if (from == connection) {
+                    write(from, ack);
+                }
+            }));
+        }
     }
 
     private String resolveInboundTopic(Packet.Publish p) {
@@ -903,13 +924,13 @@ public final class SessionActor {
                 }
             }
             case PUBREL -> {
-                Boolean stored = inboundQos2.remove(id);
-                if (stored != null && stored) {
+                if (inboundQos2.heldWindow(id)) {
                     inboundUnacknowledged = Math.max(0, inboundUnacknowledged - 1);
                 }
+                boolean known = inboundQos2.released(id, sessionExpirySeconds);
                 // [MQTT-4.3.3-11] after PUBREL the ID may be reused; PUBCOMP either way.
                 write(connection, new Ack(AckType.PUBCOMP, id,
-                        stored == null ? ReasonCode.PACKET_IDENTIFIER_NOT_FOUND : ReasonCode.SUCCESS, null));
+                        known ? ReasonCode.SUCCESS : ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
             }
         }
     }
@@ -1424,6 +1445,7 @@ public final class SessionActor {
                 ? new SessionState.PendingWill(willMessage(will), will.delaySeconds()) : null;
         services.cluster().event(new SessionEvent.Disconnected(clientId, epoch, sessionExpirySeconds, waiting,
                 services.clock().getAsLong()));
+        inboundQos2.disconnected(sessionExpirySeconds);
         if (sessionExpirySeconds == 0) {
             endSession();
         } else if (sessionExpirySeconds != NEVER_EXPIRES) {
@@ -1515,7 +1537,7 @@ public final class SessionActor {
             subscriptionsChanged();
         }
         subscriptions.clear();
-        inboundQos2.clear();
+        inboundQos2.ended();
         int discarded = inFlight.size() + queued.size();
         for (int i = 0; i < discarded; i++) {
             services.drops().count(MessageDrops.Reason.SESSION_ENDED);

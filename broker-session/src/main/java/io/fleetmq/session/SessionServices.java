@@ -6,6 +6,7 @@ import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.app.AppBacklogs;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.persistence.redis.Qos2Receipts;
 import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.kafka.retained.RetainedStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -16,12 +17,23 @@ import java.util.function.LongSupplier;
 /**
  * What every session actor of a node shares: the node's identity and limits, the publish log, the
  * replicated subscription trie and retained index, the actor thread pool and timers, meters, and
- * the link to the rest of the cluster, the DEVICE queues in Redis (null where there are none) and the
+ * the link to the rest of the cluster, the DEVICE queues and QoS 2 receipts in Redis (null where there are none) and the
  * rule telling DEVICE from APPLICATION clients.
  */
 public record SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
                               SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                               MessageDrops drops, LongSupplier clock, ClusterPort cluster,
-                              DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs) {
+                              DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs,
+                              Qos2Receipts qos2Receipts) {
+
+    /** Without QoS 2 receipts in Redis: they live in the memory of the session's node only. */
+    public SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
+                           SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
+                           Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
+                           MessageDrops drops, LongSupplier clock, ClusterPort cluster,
+                           DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs) {
+        this(nodeId, limits, publishLog, retainedStore, subscriptions, retained, actorPool, timers, meters, drops,
+                clock, cluster, deviceQueues, clientTypes, appBacklogs, null);
+    }
 }

@@ -22,6 +22,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,6 +74,9 @@ public final class AppBacklog implements AutoCloseable {
     /** A commit waits for a rebalance to finish: poll, even with records still buffered. */
     private boolean rebalancing;
     private final long startAtMillis;
+    private LoopSupervisor supervisor;
+    /** A client's own backlog: the offset after the last record read into the buffer; -1 before the first. */
+    private long ownNext = -1;
 
     /**
      * A client's own backlog.
@@ -107,9 +111,19 @@ public final class AppBacklog implements AutoCloseable {
     }
 
     public void start() {
+        if (supervisor == null) {
+            supervisor = new LoopSupervisor(new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                    LoopSupervisor.Policy.defaults());
+        }
         thread = new Thread(this::run, "fleetmq-app-" + topic);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** Restarts the reader after an unexpected failure; set before {@link #start()}. */
+    AppBacklog supervisedBy(LoopSupervisor s) {
+        this.supervisor = s;
+        return this;
     }
 
     /** The session can take {@code n} more records. */
@@ -145,6 +159,16 @@ public final class AppBacklog implements AutoCloseable {
     }
 
     private void run() {
+        // One label for every backlog: a label per client would make a meter per client.
+        supervisor.runForOneClient("app-backlog", () -> stopping, this::read);
+    }
+
+    /**
+     * One consumer's life. After a failure the next one reads a client's own backlog on from what the
+     * last one read (what it buffered stays buffered); a shared member rejoins the group, which is
+     * a rebalance like any other: its partitions' unacknowledged records come again, marked as sent before.
+     */
+    private void read(LoopSupervisor.Progress made) throws InterruptedException {
         try {
             // A member on a node that died holds its partitions until the session timeout: 10 s,
             // well above the 6 s Kafka brokers accept at least by default.
@@ -155,7 +179,10 @@ public final class AppBacklog implements AutoCloseable {
                     ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000,
                     ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 2_500,
                     ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName()));
-            if (revoked == null) {
+            if (revoked == null && ownNext >= 0) {
+                consumer.assign(List.of(partition));
+                consumer.seek(partition, ownNext);
+            } else if (revoked == null) {
                 startOwn();
             } else {
                 consumer.subscribe(List.of(topic), new Members());
@@ -188,7 +215,11 @@ public final class AppBacklog implements AutoCloseable {
                                 buffer.add(new Record(rec.partition(), rec.offset(), rec.value(),
                                         rec.offset() <= lastSentBefore.getOrDefault(rec.partition(), -1L)));
                             }
+                            if (revoked == null) {
+                                ownNext = rec.offset() + 1;
+                            }
                         }
+                        made.made();
                     } catch (WakeupException e) {
                         continue; // a commit or close asked for the thread
                     }
@@ -202,20 +233,24 @@ public final class AppBacklog implements AutoCloseable {
             }
         } catch (WakeupException e) {
             if (!stopping) {
-                log.error("Backlog of {} stopped by a wakeup meant for a poll", topic, e);
+                throw e; // meant for a poll, and yet it ended the loop: the supervisor starts it again
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            log.error("Backlog of {} failed", topic, e);
         } finally {
             try {
                 runRequests();
             } catch (RuntimeException e) {
                 log.warn("Final commit of {} failed: {}", topic, e.toString());
             }
-            if (consumer != null) {
-                consumer.close(CloseOptions.timeout(clients.settings().requestTimeout()));
+            KafkaConsumer<String, byte[]> c = consumer;
+            if (c != null) {
+                try {
+                    // A shared member's rebalance listener runs inside close and uses the consumer.
+                    c.close(CloseOptions.timeout(clients.settings().requestTimeout()));
+                } catch (RuntimeException e) {
+                    log.warn("Closing the reader of {} failed: {}", topic, e.toString());
+                } finally {
+                    consumer = null;
+                }
             }
         }
     }

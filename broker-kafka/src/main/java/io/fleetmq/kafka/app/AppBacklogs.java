@@ -1,6 +1,7 @@
 package io.fleetmq.kafka.app;
 
 import io.fleetmq.kafka.KafkaClients;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -10,9 +11,18 @@ public final class AppBacklogs {
     private final KafkaClients clients;
     private final AppTopics topics;
 
+    private final LoopSupervisor supervisor;
+
+    /** Each backlog restarted by a supervisor of its own that nobody watches; see the other constructor. */
     public AppBacklogs(KafkaClients clients, AppTopics topics) {
+        this(clients, topics, null);
+    }
+
+    /** @param supervisor restarts a backlog's reader after an unexpected failure and is told if it gives up */
+    public AppBacklogs(KafkaClients clients, AppTopics topics, LoopSupervisor supervisor) {
         this.clients = clients;
         this.topics = topics;
+        this.supervisor = supervisor;
     }
 
     /**
@@ -22,7 +32,7 @@ public final class AppBacklogs {
      */
     public AppBacklog open(String clientId, Consumer<List<AppBacklog.Record>> sink, boolean newSession) {
         AppBacklog backlog = new AppBacklog(clients, topics.topic(clientId), topics.group(clientId), sink,
-                newSession ? System.currentTimeMillis() - 1_000 : -1);
+                newSession ? System.currentTimeMillis() - 1_000 : -1).supervisedBy(supervisor);
         backlog.start();
         return backlog;
     }
@@ -34,7 +44,8 @@ public final class AppBacklogs {
      */
     public AppBacklog openShared(String group, String topicFilter, Consumer<List<AppBacklog.Record>> sink,
             Consumer<java.util.Set<Integer>> revoked) {
-        AppBacklog backlog = AppBacklog.sharedMember(clients, topics.sharedTopic(group, topicFilter), sink, revoked);
+        AppBacklog backlog = AppBacklog.sharedMember(clients, topics.sharedTopic(group, topicFilter), sink, revoked)
+                .supervisedBy(supervisor);
         backlog.start();
         return backlog;
     }

@@ -91,11 +91,17 @@ public final class Membership implements AutoCloseable {
     }
 
     public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, LongSupplier wallClock) {
-        this(clients, admin, settings, wallClock, System::nanoTime);
+        this(clients, admin, settings, wallClock, System::nanoTime, null);
+    }
+
+    /** @param loops supervises the follower of {@code nodes}; null for one of its own */
+    public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, LongSupplier wallClock,
+            io.fleetmq.kafka.supervise.LoopSupervisor loops) {
+        this(clients, admin, settings, wallClock, System::nanoTime, loops);
     }
 
     public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, LongSupplier wallClock,
-            LongSupplier nanos) {
+            LongSupplier nanos, io.fleetmq.kafka.supervise.LoopSupervisor loops) {
         this.settings = settings;
         this.wallClock = wallClock;
         this.nanos = nanos;
@@ -105,7 +111,7 @@ public final class Membership implements AutoCloseable {
         this.timeoutNanos = settings.nodeTimeout().toNanos();
         this.horizonNanos = nanos.getAsLong(); // nothing read yet: every record is newer than this
         this.fenceAfterNanos = fenceAfter(settings).toNanos();
-        this.follower = new StateFollower(clients, admin, topic, this::apply);
+        this.follower = new StateFollower(clients, admin, topic, this::apply, loops);
         int timeoutMs = (int) settings.nodeTimeout().toMillis();
         // A heartbeat older than the node timeout is worthless: give up on it then, never block a
         // beat for longer than an interval, and do not wait behind other traffic.

@@ -20,6 +20,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * What other nodes send this node: the connect sequence's answers and commands ({@code node.<node>})
  * and messages for the subscribers connected here ({@code downlink.<node>}). Both are read from
  * their end at start: whatever was there was meant for connections of an earlier run of the node.
+ *
+ * <p>Supervised ({@link LoopSupervisor}): after an unexpected failure a new consumer resumes every
+ * partition at the offset after the last record handled, so nothing is skipped or handled twice.
  */
 public final class NodeInbox implements AutoCloseable {
 
@@ -43,12 +47,26 @@ public final class NodeInbox implements AutoCloseable {
     private final Map<Integer, Long> downlinkPositions = new ConcurrentHashMap<>();
     private final Object progress = new Object();
 
+    /** Next offset to read of the commands partition; written by the inbox thread. */
+    private volatile long commandsPosition;
+    private final LoopSupervisor supervisor;
+    private final Object consumerLock = new Object();
+
     private volatile boolean stopping;
-    private KafkaConsumer<String, byte[]> consumer;
+    private volatile KafkaConsumer<String, byte[]> consumer;
     private Thread thread;
 
+    /** Restarted by a supervisor of its own that nobody watches; see the other constructor. */
     public NodeInbox(KafkaClients clients, String nodeId, int downlinkPartitionCount, Consumer<NodeCommand> commands,
             Consumer<Downlink> downlinks, MeterRegistry meters) {
+        this(clients, nodeId, downlinkPartitionCount, commands, downlinks, meters,
+                new LoopSupervisor(meters, LoopSupervisor.Policy.defaults()));
+    }
+
+    /** @param supervisor restarts the inbox after an unexpected failure and is told if it gives up */
+    public NodeInbox(KafkaClients clients, String nodeId, int downlinkPartitionCount, Consumer<NodeCommand> commands,
+            Consumer<Downlink> downlinks, MeterRegistry meters, LoopSupervisor supervisor) {
+        this.supervisor = java.util.Objects.requireNonNull(supervisor, "supervisor");
         this.clients = clients;
         BrokerTopics topics = new BrokerTopics(clients.settings().topicPrefix());
         this.commandsPartition = new TopicPartition(topics.node(nodeId), 0);
@@ -72,7 +90,7 @@ public final class NodeInbox implements AutoCloseable {
             // Resolves the lazy seek now, so nothing written after start() returns is skipped.
             downlinkPositions.put(p.partition(), consumer.position(p, requestTimeout));
         }
-        consumer.position(commandsPartition, requestTimeout);
+        commandsPosition = consumer.position(commandsPartition, requestTimeout);
         thread = new Thread(this::run, "fleetmq-node-inbox");
         thread.setDaemon(true);
         thread.start();
@@ -102,27 +120,60 @@ public final class NodeInbox implements AutoCloseable {
     }
 
     private void run() {
+        supervisor.run("node-inbox", () -> stopping, this::read);
+        synchronized (progress) {
+            progress.notifyAll();
+        }
+    }
+
+    /** One consumer's life: the one start() positioned, or after a failure a new one at the positions reached. */
+    private void read(LoopSupervisor.Progress made) {
+        KafkaConsumer<String, byte[]> c = consumer;
+        if (c == null) {
+            c = clients.consumer("inbox", null, Map.of());
+            List<TopicPartition> all = new ArrayList<>(downlinkPartitions);
+            all.add(commandsPartition);
+            c.assign(all);
+            for (TopicPartition p : downlinkPartitions) {
+                c.seek(p, downlinkPositions.get(p.partition()));
+            }
+            c.seek(commandsPartition, commandsPosition);
+            synchronized (consumerLock) {
+                consumer = c;
+                if (stopping) {
+                    c.wakeup();
+                }
+            }
+        }
         try {
             while (!stopping) {
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                for (ConsumerRecord<String, byte[]> record : c.poll(Duration.ofMillis(500))) {
                     handle(record);
+                    if (record.topic().equals(commandsPartition.topic())) {
+                        commandsPosition = record.offset() + 1;
+                    } else {
+                        downlinkPositions.put(record.partition(), record.offset() + 1);
+                    }
                 }
                 synchronized (progress) {
                     for (TopicPartition p : downlinkPartitions) {
-                        downlinkPositions.put(p.partition(), consumer.position(p, requestTimeout));
+                        downlinkPositions.put(p.partition(), c.position(p, requestTimeout));
                     }
+                    commandsPosition = c.position(commandsPartition, requestTimeout);
                     progress.notifyAll();
                 }
+                made.made();
             }
         } catch (WakeupException e) {
             if (!stopping) {
-                log.error("Node inbox woken up unexpectedly", e);
+                throw e;
             }
-        } catch (RuntimeException | Error e) {
-            log.error("Node inbox failed; this node no longer receives from other nodes", e);
         } finally {
+            synchronized (consumerLock) {
+                consumer = null;
+            }
             try {
-                consumer.close(CloseOptions.timeout(requestTimeout));
+                c.close(CloseOptions.timeout(requestTimeout));
             } catch (RuntimeException e) {
                 log.warn("Closing the node inbox failed: {}", e.toString());
             }
@@ -150,7 +201,9 @@ public final class NodeInbox implements AutoCloseable {
         synchronized (this) {
             stopping = true;
             t = thread;
-            if (t != null) {
+        }
+        synchronized (consumerLock) {
+            if (consumer != null) {
                 consumer.wakeup();
             }
         }

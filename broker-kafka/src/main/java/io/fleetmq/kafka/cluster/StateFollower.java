@@ -19,6 +19,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * its own, handing every record to a listener in order. {@link #start()} returns once everything
  * that was in the topic at that moment has been handed over, so the node's copy of the state is
  * complete before it serves clients; {@link #awaitCaughtUp} does the same at any later moment.
+ *
+ * <p>Supervised ({@link LoopSupervisor}): after an unexpected failure a new consumer resumes at the
+ * offset after the last record handed over, so nothing is skipped; records are handed over again
+ * only if the failure came between handing one over and noting its offset, and re-applying a
+ * compacted state record in order is harmless.
  */
 public final class StateFollower implements AutoCloseable {
 
@@ -41,17 +47,30 @@ public final class StateFollower implements AutoCloseable {
     private final CompletableFuture<Void> loaded = new CompletableFuture<>();
     private final Object progress = new Object();
 
+    private final LoopSupervisor supervisor;
+    /** The offset to read next: after the last record handed over, or the consumer's position. */
     private volatile long position = -1;
     private volatile boolean stopping;
-    private KafkaConsumer<String, byte[]> consumer;
+    private volatile KafkaConsumer<String, byte[]> consumer;
+    private final Object consumerLock = new Object();
     private Thread thread;
 
+    /** Restarted by a supervisor of its own that nobody watches; see the other constructor. */
     public StateFollower(KafkaClients clients, Admin admin, String topic, Consumer<ConsumerRecord<String, byte[]>> listener) {
+        this(clients, admin, topic, listener, null);
+    }
+
+    /** @param supervisor restarts the follower after an unexpected failure and is told if it gives up */
+    public StateFollower(KafkaClients clients, Admin admin, String topic, Consumer<ConsumerRecord<String, byte[]>> listener,
+            LoopSupervisor supervisor) {
         this.clients = Objects.requireNonNull(clients, "clients");
         this.admin = Objects.requireNonNull(admin, "admin");
         this.partition = new TopicPartition(topic, 0);
         this.listener = Objects.requireNonNull(listener, "listener");
         this.requestTimeout = clients.settings().requestTimeout();
+        this.supervisor = supervisor != null ? supervisor
+                : new LoopSupervisor(new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                        LoopSupervisor.Policy.defaults());
     }
 
     /** Starts following and returns once the topic's current content has been read. */
@@ -59,7 +78,6 @@ public final class StateFollower implements AutoCloseable {
         if (thread != null) {
             throw new IllegalStateException("already started");
         }
-        consumer = clients.consumer("state-" + partition.topic(), null, Map.of());
         thread = new Thread(this::run, "fleetmq-follow-" + partition.topic());
         thread.setDaemon(true);
         thread.start();
@@ -113,20 +131,42 @@ public final class StateFollower implements AutoCloseable {
     }
 
     private void run() {
+        boolean stopped = supervisor.run("follow-" + partition.topic(), () -> stopping, this::follow);
+        loaded.completeExceptionally(new IllegalStateException(stopped ? "closed"
+                : "gave up; this node no longer learns of its changes"));
+        synchronized (progress) {
+            progress.notifyAll();
+        }
+    }
+
+    /** One consumer's life: from the position reached so far (the beginning at first) until closed or failed. */
+    private void follow(LoopSupervisor.Progress made) {
+        KafkaConsumer<String, byte[]> c = clients.consumer("state-" + partition.topic(), null, Map.of());
+        synchronized (consumerLock) { // not this: start() holds this while it waits for the first load
+            consumer = c;
+            if (stopping) {
+                c.wakeup();
+            }
+        }
         try {
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = endOffset();
+            c.assign(List.of(partition));
+            if (position < 0) {
+                c.seekToBeginning(List.of(partition));
+            } else {
+                c.seek(partition, position);
+            }
+            long end = loaded.isDone() ? -1 : endOffset(c);
             while (!stopping) {
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(POLL_TIMEOUT)) {
+                for (ConsumerRecord<String, byte[]> record : c.poll(POLL_TIMEOUT)) {
                     try {
                         listener.accept(record);
                     } catch (RuntimeException e) {
                         log.error("State listener failed on {} offset {}; the node's copy may miss it",
                                 partition.topic(), record.offset(), e);
                     }
+                    position = record.offset() + 1;
                 }
-                long now = consumer.position(partition, requestTimeout);
+                long now = c.position(partition, requestTimeout);
                 synchronized (progress) {
                     position = now;
                     progress.notifyAll();
@@ -134,26 +174,22 @@ public final class StateFollower implements AutoCloseable {
                 if (!loaded.isDone() && now >= end) {
                     loaded.complete(null);
                 }
+                made.made();
             }
         } catch (WakeupException e) {
             if (!stopping) {
-                loaded.completeExceptionally(e);
-                log.error("Follower of {} woken up unexpectedly", partition.topic(), e);
+                throw e;
             }
-        } catch (RuntimeException | Error e) {
-            loaded.completeExceptionally(e);
-            log.error("Follower of {} failed; this node no longer learns of its changes", partition.topic(), e);
         } finally {
-            loaded.completeExceptionally(new IllegalStateException("closed"));
             try {
-                consumer.close(CloseOptions.timeout(requestTimeout));
+                c.close(CloseOptions.timeout(requestTimeout));
             } catch (RuntimeException e) {
                 log.warn("Closing the follower of {} failed: {}", partition.topic(), e.toString());
             }
         }
     }
 
-    private long endOffset() {
+    private long endOffset(KafkaConsumer<String, byte[]> consumer) {
         while (true) {
             try {
                 return consumer.endOffsets(List.of(partition), requestTimeout).get(partition);
@@ -169,7 +205,9 @@ public final class StateFollower implements AutoCloseable {
         synchronized (this) {
             stopping = true;
             t = thread;
-            if (t != null) {
+        }
+        synchronized (consumerLock) {
+            if (consumer != null) {
                 consumer.wakeup();
             }
         }

@@ -5,6 +5,7 @@ import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.GroupConsumer;
 import io.fleetmq.kafka.KafkaClients;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import java.util.Optional;
@@ -53,6 +54,13 @@ public final class PublishConsumer implements AutoCloseable {
     /** @param sessionTimeout see {@link GroupConsumer.Hooks#withSessionTimeout}; null for Kafka's default */
     public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
             Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout) {
+        this(clients, registry, handler, ownershipListener, beforeCommit, sessionTimeout, null);
+    }
+
+    /** @param supervisor see {@link GroupConsumer.Hooks#withSupervisor}; null for one of its own */
+    public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
+            Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout,
+            LoopSupervisor supervisor) {
         Objects.requireNonNull(handler, "handler");
         String prefix = clients.settings().topicPrefix();
         this.consumer = new GroupConsumer<>(clients, registry, new BrokerTopics(prefix).publish(), groupId(prefix),
@@ -60,7 +68,8 @@ public final class PublishConsumer implements AutoCloseable {
                 (message, partition, offset) -> handler.accept(new PublishedRecord(message, partition, offset)),
                 GroupConsumer.Hooks.none().withOwnership(Objects.requireNonNull(ownershipListener, "ownershipListener"))
                         .withBeforeCommit(Objects.requireNonNull(beforeCommit, "beforeCommit"))
-                        .withSessionTimeout(sessionTimeout));
+                        .withSessionTimeout(sessionTimeout)
+                        .withSupervisor(supervisor));
     }
 
     /** The consumer group all nodes of a broker share for the {@code publish} topic. */

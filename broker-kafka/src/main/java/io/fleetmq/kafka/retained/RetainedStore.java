@@ -6,6 +6,7 @@ import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaClients;
 import io.fleetmq.kafka.publish.ConfirmedProducer;
+import io.fleetmq.kafka.supervise.LoopSupervisor;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -57,6 +58,9 @@ public final class RetainedStore implements AutoCloseable {
     private volatile Throwable failure;
     private KafkaConsumer<String, byte[]> consumer;
     private Thread follower;
+    private LoopSupervisor supervisor;
+    /** The offset after the last record applied; where a restarted follower goes on. -1 before the first. */
+    private volatile long next = -1;
 
     /** With {@link ConfirmedProducer#DEFAULT_MAX_BLOCK}. */
     public RetainedStore(KafkaClients clients, MeterRegistry registry) {
@@ -72,6 +76,16 @@ public final class RetainedStore implements AutoCloseable {
         this.malformed = registry.counter(DROPPED_METER, "reason", "malformed_record");
         this.listenerFailed = registry.counter(DROPPED_METER, "reason", "handler_failed");
         this.producer = new ConfirmedProducer(clients, "retained", topic, "retained", maxBlock, registry);
+        this.supervisor = new LoopSupervisor(registry, LoopSupervisor.Policy.defaults());
+    }
+
+    /**
+     * The node's supervisor, which restarts the follower after an unexpected failure and is told if it
+     * gives up; call before {@link #loadAndFollow}. Without it the store's own supervisor restarts it.
+     */
+    public RetainedStore supervisedBy(LoopSupervisor s) {
+        this.supervisor = Objects.requireNonNull(s, "supervisor");
+        return this;
     }
 
     /**
@@ -113,7 +127,6 @@ public final class RetainedStore implements AutoCloseable {
             if (follower != null) {
                 throw new IllegalStateException("retained store is already following");
             }
-            consumer = clients.consumer("retained", null, Map.of());
             follower = new Thread(() -> follow(listener), "fleetmq-retained-follower");
             follower.setDaemon(true);
             follower.start();
@@ -134,44 +147,60 @@ public final class RetainedStore implements AutoCloseable {
         return Optional.ofNullable(failure);
     }
 
+    /**
+     * Supervised: after an unexpected failure a new consumer goes on after the last record applied
+     * (re-applying a compacted record in order would be harmless too). If the supervisor gives up,
+     * {@link #failure()} says why.
+     */
     private void follow(BiConsumer<String, BrokerMessage> listener) {
+        boolean stopped = supervisor.run("follow-retained", () -> stopping, made -> followOnce(listener, made));
+        loaded.completeExceptionally(new IllegalStateException(stopped
+                ? "retained store closed before it was loaded" : "retained follower gave up: " + failure));
+    }
+
+    private void followOnce(BiConsumer<String, BrokerMessage> listener, LoopSupervisor.Progress made) {
         long started = System.nanoTime();
         long records = 0;
+        KafkaConsumer<String, byte[]> c = clients.consumer("retained", null, Map.of());
+        synchronized (this) {
+            consumer = c;
+            if (stopping) {
+                c.wakeup();
+            }
+        }
         try {
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = endOffset();
+            c.assign(List.of(partition));
+            if (next < 0) {
+                c.seekToBeginning(List.of(partition));
+            } else {
+                c.seek(partition, next);
+            }
+            long end = loaded.isDone() ? -1 : endOffset();
             while (!stopping) {
                 if (!loaded.isDone() && caughtUp(end)) {
                     log.info("Loaded retained messages: {} records of {} up to offset {} in {} ms", records,
                             partition.topic(), end, (System.nanoTime() - started) / 1_000_000);
                     loaded.complete(null);
                 }
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(POLL_TIMEOUT)) {
+                for (ConsumerRecord<String, byte[]> record : c.poll(POLL_TIMEOUT)) {
                     apply(record, listener);
+                    next = record.offset() + 1;
                     records++;
                 }
-            }
-        } catch (WakeupException e) {
-            if (!stopping) {
-                fail(e);
+                made.made();
             }
         } catch (RuntimeException | Error e) {
-            fail(e);
+            if (!stopping) {
+                failure = e; // logged by the supervisor
+                throw e;
+            }
         } finally {
-            loaded.completeExceptionally(new IllegalStateException("retained store closed before it was loaded"));
             try {
-                consumer.close(CloseOptions.timeout(requestTimeout));
+                c.close(CloseOptions.timeout(requestTimeout));
             } catch (RuntimeException e) {
                 log.warn("Closing the retained follower failed: {}", e.toString());
             }
         }
-    }
-
-    private void fail(Throwable e) {
-        failure = e;
-        loaded.completeExceptionally(e);
-        log.error("Retained follower failed; this node no longer learns of retained changes", e);
     }
 
     /**
@@ -240,7 +269,7 @@ public final class RetainedStore implements AutoCloseable {
             closed = true;
             stopping = true;
             thread = follower;
-            if (thread != null) {
+            if (thread != null && consumer != null) {
                 consumer.wakeup();
             }
         }
