@@ -11,11 +11,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -104,20 +102,33 @@ public final class Readiness implements AutoCloseable {
      * evaluation takes its answer instead of starting another probe.
      */
     public Report evaluate() {
+        return evaluateAsync().join();
+    }
+
+    /**
+     * {@link #evaluate} without blocking the caller: completes within {@link #checkTimeout}, so
+     * a server can answer many probes at once without a thread per waiting request.
+     */
+    public CompletableFuture<Report> evaluateAsync() {
         List<Registered> all = new ArrayList<>(checks);
-        List<CompletableFuture<HealthStatus>> pending = new ArrayList<>(all.size());
+        List<CompletableFuture<HealthStatus>> answers = new ArrayList<>(all.size());
         for (Registered r : all) {
-            pending.add(r.start(runner));
+            // A dependent future of its own: the timeout completes this evaluation's view, never
+            // the shared probe, which another evaluation may still wait for.
+            answers.add(r.start(runner)
+                    .handle((status, error) -> error == null ? status : HealthStatus.down(error))
+                    .completeOnTimeout(HealthStatus.down("no answer within " + checkTimeout.toMillis() + " ms"),
+                            checkTimeout.toMillis(), TimeUnit.MILLISECONDS));
         }
-        long deadline = System.nanoTime() + checkTimeout.toNanos();
-        Map<String, HealthStatus> results = new LinkedHashMap<>();
-        Map<String, Impact> impacts = new LinkedHashMap<>();
-        for (int i = 0; i < all.size(); i++) {
-            Registered r = all.get(i);
-            results.put(r.check.name(), await(pending.get(i), deadline));
-            impacts.put(r.check.name(), r.impact);
-        }
-        return report(results, impacts);
+        return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).thenApply(done -> {
+            Map<String, HealthStatus> results = new LinkedHashMap<>();
+            Map<String, Impact> impacts = new LinkedHashMap<>();
+            for (int i = 0; i < all.size(); i++) {
+                results.put(all.get(i).check.name(), answers.get(i).join());
+                impacts.put(all.get(i).check.name(), all.get(i).impact);
+            }
+            return report(results, impacts);
+        });
     }
 
     /**
@@ -173,19 +184,6 @@ public final class Readiness implements AutoCloseable {
         }
         boolean ready = "started".equals(currentPhase) && requiredUp;
         return new Report(ready, currentPhase, results, impacts, degraded);
-    }
-
-    private HealthStatus await(CompletableFuture<HealthStatus> f, long deadlineNanos) {
-        try {
-            return f.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            return HealthStatus.down("no answer within " + checkTimeout.toMillis() + " ms");
-        } catch (ExecutionException e) {
-            return HealthStatus.down(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return HealthStatus.down("interrupted");
-        }
     }
 
     /** Stops the check threads; a check still hanging is interrupted. */

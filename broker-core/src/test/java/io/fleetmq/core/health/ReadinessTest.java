@@ -200,6 +200,11 @@ class ReadinessTest {
             readiness.register(check("redis", redisUp), Readiness.Impact.DEGRADES);
             readiness.register(hanging("postgres"), Readiness.Impact.DEGRADES);
             assertTrue(readiness.lastKnown("postgres", Duration.ZERO).isEmpty());
+            assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+                while (hangingCalls.get() == 0) {
+                    Thread.onSpinWait();
+                }
+            });
             assertTrue(readiness.lastKnown("postgres", Duration.ZERO).isEmpty());
             assertEquals(1, hangingCalls.get(), "one probe at a time");
             assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
