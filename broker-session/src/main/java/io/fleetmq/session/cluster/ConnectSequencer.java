@@ -370,12 +370,14 @@ public final class ConnectSequencer {
     /** Removes a session's subscriptions on every node, this one included. */
     private void deleteSubscriptions(String clientId, long epoch) {
         if (deviceQueues != null) {
-            // The session of a gone node ended here: its DEVICE queue goes with it.
-            track(deviceQueues.delete(clientId).thenAccept(held -> {
+            // The session of a gone node ended here: its DEVICE queue goes with it. The delete is
+            // retried until Redis takes it; it is not one of the batch's writes, so a Redis outage
+            // does not hold up the connect sequence.
+            deviceQueues.delete(clientId).thenAccept(held -> {
                 for (long i = 0; i < held; i++) {
                     drops.count(MessageDrops.Reason.SESSION_ENDED);
                 }
-            }).toCompletableFuture());
+            });
         }
         track(producer.send(topics.subscriptions(), null, clientId, null, ClusterLink.headers(epoch)));
     }
