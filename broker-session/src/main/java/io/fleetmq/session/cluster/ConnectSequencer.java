@@ -313,11 +313,6 @@ public final class ConnectSequencer {
         }
     }
 
-    /** Timers pending for offline sessions, for tests. */
-    int pendingTimers() {
-        return timers.size();
-    }
-
     private boolean mine(SessionState s) {
         return owned.contains(partitionOf(s.clientId())) && !membership.isAlive(s.nodeId(), s.nodeIncarnation());
     }
