@@ -3,6 +3,7 @@ package io.fleetmq.app;
 import io.fleetmq.app.config.BrokerConfig;
 import io.fleetmq.app.config.ConfigException;
 import io.fleetmq.app.http.AdminHttpServer;
+import io.fleetmq.app.metrics.DependencyMeters;
 import io.fleetmq.app.metrics.Metrics;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.health.Readiness;
@@ -120,7 +121,7 @@ public final class BrokerNode implements AutoCloseable {
             throw new StartupException("Kafka at " + kafkaSettings.bootstrapServers()
                     + " is unreachable (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS): " + kafkaStatus.detail(), null);
         }
-        readiness.register(kafkaHealth);
+        dependency(kafkaHealth, Readiness.Impact.REQUIRED);
         try {
             new TopicLayout(admin, kafkaSettings, topics).ensure();
         } catch (TopicLayoutException e) {
@@ -132,20 +133,22 @@ public final class BrokerNode implements AutoCloseable {
 
         Database database = dependency("database.url (DATABASE_URL)", () -> Database.open(databaseSettings));
         started.push(new Stoppable("database pool", database));
-        readiness.register(database.healthCheck());
+        // PostgreSQL only holds configuration: without it the node serves MQTT unchanged.
+        dependency(database.healthCheck(), Readiness.Impact.DEGRADES);
 
         Redis redis = dependency("redis.url (REDIS_URL)", () -> Redis.connect(redisSettings));
         started.push(new Stoppable("Redis connection", redis));
-        readiness.register(redis.healthCheck());
+        // Without Redis, delivery from DEVICE queues pauses and resumes; everything else goes on.
+        dependency(redis.healthCheck(), Readiness.Impact.DEGRADES);
 
         Incarnations incarnations = new Incarnations(
                 previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous),
                 metrics.registry());
         incarnations.start();
         started.push(new Stoppable("messaging", incarnations));
-        readiness.register(incarnations.clusterHealth());
+        dependency(incarnations.clusterHealth(), Readiness.Impact.REQUIRED);
         // Not ready once a background loop gave up; the incarnation then fences itself and is replaced.
-        readiness.register(incarnations.loopsHealth());
+        readiness.register(incarnations.loopsHealth(), Readiness.Impact.REQUIRED);
 
         bindMqttListeners(loops, incarnations.connectionHandlers());
 
@@ -155,6 +158,12 @@ public final class BrokerNode implements AutoCloseable {
                 .description("Time from process start of the node to ready")
                 .register(metrics.registry());
         log.info("FleetMQ node {} ready in {} s", config.nodeId(), String.format(java.util.Locale.ROOT, "%.1f", seconds));
+    }
+
+    /** Registers a health check for readiness and as {@code fleetmq_dependency_up{dependency=...}}. */
+    private void dependency(io.fleetmq.core.health.HealthCheck check, Readiness.Impact impact) {
+        readiness.register(check, impact);
+        DependencyMeters.register(metrics.registry(), readiness, check.name(), impact);
     }
 
     /** Picks, per dependency, the external server from the configuration or an embedded one. */
@@ -293,6 +302,7 @@ public final class BrokerNode implements AutoCloseable {
         while (!started.isEmpty()) {
             closeQuietly(started.pop());
         }
+        readiness.close();
         if (wasRunning) {
             log.info("FleetMQ node {} stopped", config.nodeId());
         }

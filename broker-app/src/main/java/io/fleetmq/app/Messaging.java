@@ -136,8 +136,10 @@ final class Messaging implements AutoCloseable {
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
                 config.applicationRetentionBytes(), config.applicationSharedPartitions());
+        // Removes, packet identifiers and deletes that Redis refuses are retried on the node's timer
+        // thread until it takes them (counted in fleetmq_redis_errors_total).
         DeviceQueues deviceQueues = new DeviceQueues(redis.binaryCommands(), kafka.settings().topicPrefix(),
-                config.deviceQueueLimit(), config.deviceQueueTtl());
+                config.deviceQueueLimit(), config.deviceQueueTtl(), timers, meters);
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),

@@ -1526,6 +1526,7 @@ public final class SessionActor {
 
     private void clearSessionState() {
         if (services.deviceQueues() != null) {
+            // Retried until Redis takes it; this client's next read of its queue waits for it.
             services.deviceQueues().delete(clientId).thenAccept(held -> {
                 for (long i = 0; i < held; i++) {
                     services.drops().count(MessageDrops.Reason.SESSION_ENDED);

@@ -28,16 +28,12 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The node's admin HTTP port: liveness, readiness and Prometheus metrics. Readiness probes talk to
- * Kafka, Redis and PostgreSQL, so they run on a worker thread, never on the I/O thread.
+ * Kafka, Redis and PostgreSQL, so they run on {@link Readiness}' threads, never on the I/O thread.
  */
 public final class AdminHttpServer implements AutoCloseable {
 
@@ -47,31 +43,20 @@ public final class AdminHttpServer implements AutoCloseable {
 
     private final Readiness readiness;
     private final Metrics metrics;
-    private final ExecutorService probes;
     private final BoundListener listener;
 
     private AdminHttpServer(EventLoops loops, String host, int port, Readiness readiness, Metrics metrics) {
         this.readiness = readiness;
         this.metrics = metrics;
-        this.probes = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "fleetmq-health");
-            t.setDaemon(true);
-            return t;
+        this.listener = Listeners.bind(loops, "HTTP", host, port, new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline()
+                        .addLast(new HttpServerCodec())
+                        .addLast(new HttpObjectAggregator(64 * 1024))
+                        .addLast(new Handler());
+            }
         });
-        try {
-            this.listener = Listeners.bind(loops, "HTTP", host, port, new ChannelInitializer<Channel>() {
-                @Override
-                protected void initChannel(Channel ch) {
-                    ch.pipeline()
-                            .addLast(new HttpServerCodec())
-                            .addLast(new HttpObjectAggregator(64 * 1024))
-                            .addLast(new Handler());
-                }
-            });
-        } catch (RuntimeException e) {
-            probes.shutdownNow();
-            throw e;
-        }
     }
 
     /** Binds the admin port; throws {@link io.fleetmq.transport.ListenerBindException} if it cannot. */
@@ -86,12 +71,6 @@ public final class AdminHttpServer implements AutoCloseable {
     @Override
     public void close() {
         listener.close();
-        probes.shutdownNow();
-        try {
-            probes.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -117,31 +96,27 @@ public final class AdminHttpServer implements AutoCloseable {
                 return;
             }
             switch (path) {
-                case "/health/live" -> send(ctx, keepAlive, json(HttpResponseStatus.OK, status("UP")));
+                // Alive whatever the dependencies say; the body repeats their last known state
+                // without probing anything, so liveness answers at once.
+                case "/health/live" -> send(ctx, keepAlive, json(HttpResponseStatus.OK,
+                        body(readiness.lastReport()).put("status", "UP")));
                 case "/health/ready" -> ready(ctx, keepAlive);
                 default -> send(ctx, keepAlive, text(HttpResponseStatus.OK, metrics.scrape(), PROMETHEUS_TEXT));
             }
         }
 
         private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
-            try {
-                probes.execute(() -> {
-                    Readiness.Report report = readiness.evaluate();
-                    ObjectNode body = status(report.ready() ? "UP" : "DOWN");
-                    body.put("phase", report.phase());
-                    ObjectNode checks = body.putObject("checks");
-                    for (Map.Entry<String, HealthStatus> e : report.checks().entrySet()) {
-                        ObjectNode c = checks.putObject(e.getKey());
-                        c.put("status", e.getValue().up() ? "UP" : "DOWN");
-                        c.put("detail", e.getValue().detail());
-                    }
-                    HttpResponseStatus status = report.ready() ? HttpResponseStatus.OK
-                            : HttpResponseStatus.SERVICE_UNAVAILABLE;
-                    ctx.executor().execute(() -> send(ctx, keepAlive, json(status, body)));
-                });
-            } catch (RejectedExecutionException e) {
-                send(ctx, false, json(HttpResponseStatus.SERVICE_UNAVAILABLE, status("DOWN").put("phase", "stopping")));
-            }
+            // The checks run on Readiness' own threads with a timeout; nothing waits here, so a
+            // burst of probes neither blocks the I/O thread nor queues up behind a slow dependency.
+            readiness.evaluateAsync().whenComplete((report, error) -> ctx.executor().execute(() -> {
+                if (error != null) {
+                    send(ctx, keepAlive, json(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            status("DOWN").put("phase", readiness.phase()).put("error", HealthStatus.describe(error))));
+                    return;
+                }
+                send(ctx, keepAlive, json(report.ready() ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        body(report)));
+            }));
         }
 
         @Override
@@ -149,6 +124,25 @@ public final class AdminHttpServer implements AutoCloseable {
             log.debug("Admin HTTP connection failed", cause);
             ctx.close();
         }
+    }
+
+    /**
+     * The health body: {@code status} UP, DEGRADED (ready, but a degradable dependency is down)
+     * or DOWN; the phase; the degraded dependencies; and each check with its impact.
+     */
+    static ObjectNode body(Readiness.Report report) {
+        ObjectNode body = status(!report.ready() ? "DOWN" : report.isDegraded() ? "DEGRADED" : "UP");
+        body.put("phase", report.phase());
+        body.putArray("degraded").addAll(report.degraded().stream().map(JSON.getNodeFactory()::textNode).toList());
+        ObjectNode checks = body.putObject("checks");
+        for (Map.Entry<String, HealthStatus> e : report.checks().entrySet()) {
+            ObjectNode c = checks.putObject(e.getKey());
+            boolean required = report.impacts().get(e.getKey()) == Readiness.Impact.REQUIRED;
+            c.put("status", e.getValue().up() ? "UP" : required ? "DOWN" : "DEGRADED");
+            c.put("required", required);
+            c.put("detail", e.getValue().detail());
+        }
+        return body;
     }
 
     private static ObjectNode status(String status) {

@@ -2,7 +2,7 @@ package io.fleetmq.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.fleetmq.app.support.KafkaCluster;
+import io.fleetmq.app.support.KafkaBrokerCluster;
 import io.fleetmq.app.support.PairLoad;
 import io.fleetmq.app.support.TestCluster;
 import io.fleetmq.testkit.Await;
@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,7 +29,7 @@ class KafkaLeaderKillIT {
     @TempDir
     Path workDir;
 
-    private KafkaCluster kafka;
+    private KafkaBrokerCluster kafka;
     private TestCluster cluster;
     private PairLoad load;
 
@@ -46,7 +48,7 @@ class KafkaLeaderKillIT {
 
     @Test
     void killingAPartitionLeaderLosesNothingAcknowledged() throws Exception {
-        kafka = KafkaCluster.start(workDir.resolve("kafka"), 3);
+        kafka = KafkaBrokerCluster.start(workDir.resolve("kafka"), 3);
         String prefix = "k" + UUID.randomUUID().toString().substring(0, 8) + ".";
         cluster = TestCluster.start(workDir, 2, Map.of(
                 "KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers(),
@@ -60,7 +62,11 @@ class KafkaLeaderKillIT {
         long before = load.acknowledgedCount();
         Await.until(WAIT, "load before the kill", () -> load.acknowledgedCount() >= before + 300);
 
-        int leader = kafka.leaderOf(prefix + "publish", 0);
+        int leader;
+        try (Admin admin = kafka.admin()) {
+            leader = admin.describeTopics(List.of(prefix + "publish")).allTopicNames().get(30, TimeUnit.SECONDS)
+                    .get(prefix + "publish").partitions().get(0).leader().id();
+        }
         kafka.kill(leader);
         long atKill = load.acknowledgedCount();
         Await.until(WAIT, "load after the kill", () -> load.acknowledgedCount() >= atKill + 600);

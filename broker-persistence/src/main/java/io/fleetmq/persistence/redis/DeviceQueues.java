@@ -8,6 +8,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * The offline queues of persistent DEVICE sessions in Redis: per client, an ordered queue of
@@ -20,8 +27,14 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Keys per client: {@code :i} sorted set of sequence numbers (the order), {@code :d} hash
  * sequence number to entry, {@code :p} hash sequence number to the packet identifier it was sent
- * with, {@code :m} hash with the last sequence number and, per source partition, the highest source
- * offset queued, so a message routed twice is queued once.
+ * with, {@code :m} hash with the last sequence number, per source partition the highest source
+ * offset queued (so a message routed twice is queued once) and per entry when it was queued
+ * ({@code t<seq>}, the writing node's clock, which lets a late delete spare a newer session's entries).
+ *
+ * <p>Remove, packet identifier and delete are never given up on: they run in order per client and
+ * are retried with backoff until Redis takes them (see {@link ClientLanes}); a read of a client's
+ * queue waits for the writes asked for before it. Every failed command is counted in
+ * {@code fleetmq_redis_errors_total{op=...}}.
  */
 public final class DeviceQueues {
 
@@ -32,6 +45,7 @@ public final class DeviceQueues {
             local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
             redis.call('ZADD', KEYS[1], seq, seq)
             redis.call('HSET', KEYS[2], seq, ARGV[3])
+            redis.call('HSET', KEYS[3], 't' .. seq, ARGV[6])
             local dropped = 0
             local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
             if over > 0 then
@@ -39,6 +53,7 @@ public final class DeviceQueues {
               for _, s in ipairs(oldest) do
                 redis.call('HDEL', KEYS[2], s)
                 redis.call('HDEL', KEYS[4], s)
+                redis.call('HDEL', KEYS[3], 't' .. s)
               end
               redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
               dropped = over
@@ -64,12 +79,32 @@ public final class DeviceQueues {
             redis.call('ZREM', KEYS[1], ARGV[1])
             redis.call('HDEL', KEYS[2], ARGV[1])
             redis.call('HDEL', KEYS[4], ARGV[1])
+            redis.call('HDEL', KEYS[3], 't' .. ARGV[1])
             return 1
             """;
 
+    /*
+     * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
+     * clock; an entry without a time predates the stamps and goes too). Entries queued later belong
+     * to the client's next session: a delete retried after a Redis outage must not take them.
+     */
     private static final String DELETE = """
-            local n = redis.call('ZCARD', KEYS[1])
-            redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+            local cutoff = tonumber(ARGV[1])
+            local n = 0
+            local kept = 0
+            for _, s in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+              local t = tonumber(redis.call('HGET', KEYS[3], 't' .. s) or '0')
+              if t < cutoff then
+                redis.call('ZREM', KEYS[1], s)
+                redis.call('HDEL', KEYS[2], s)
+                redis.call('HDEL', KEYS[4], s)
+                redis.call('HDEL', KEYS[3], 't' .. s)
+                n = n + 1
+              else
+                kept = kept + 1
+              end
+            end
+            if kept == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) end
             return n
             """;
 
@@ -101,12 +136,38 @@ public final class DeviceQueues {
     private final String prefix;
     private final int limit;
     private final Duration ttl;
+    private final ClientLanes lanes;
+    private final MeterRegistry meters;
+    private final LongSupplier clock;
+    private final Map<String, Counter> errors = new ConcurrentHashMap<>();
+
+    /** Without retries or meters: a failed write fails its future. For tests of the scripts. */
+    public DeviceQueues(RedisClusterAsyncCommands<String, byte[]> commands, String prefix, int limit, Duration ttl) {
+        this(commands, prefix, limit, ttl, null, null);
+    }
 
     /**
-     * @param limit most messages per client; beyond it the oldest is dropped
-     * @param ttl   how long a queue lives after its last write, and the longest a message is kept
+     * @param limit      most messages per client; beyond it the oldest is dropped
+     * @param ttl        how long a queue lives after its last write, and the longest a message is kept
+     * @param retryTimer where failed writes wait for their next attempt; null: no retries
+     * @param meters     where failures are counted; null: not counted
      */
-    public DeviceQueues(RedisClusterAsyncCommands<String, byte[]> commands, String prefix, int limit, Duration ttl) {
+    public DeviceQueues(RedisClusterAsyncCommands<String, byte[]> commands, String prefix, int limit, Duration ttl,
+            ScheduledExecutorService retryTimer, MeterRegistry meters) {
+        this(commands, prefix, limit, ttl, retryTimer, meters, System::currentTimeMillis);
+    }
+
+    /** @param clock stamps appends and deletes (epoch milliseconds); the wall clock in the node */
+    public DeviceQueues(RedisClusterAsyncCommands<String, byte[]> commands, String prefix, int limit, Duration ttl,
+            ScheduledExecutorService retryTimer, MeterRegistry meters, LongSupplier clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.meters = meters;
+        this.lanes = new ClientLanes(retryTimer, op -> failed(op.label));
+        if (meters != null) {
+            Gauge.builder("fleetmq.redis.pending.writes", lanes, ClientLanes::pending)
+                    .description("DEVICE queue operations waiting for Redis (retried until it takes them)")
+                    .register(meters);
+        }
         this.commands = Objects.requireNonNull(commands, "commands");
         this.prefix = Objects.requireNonNull(prefix, "prefix");
         if (limit < 1) {
@@ -114,6 +175,28 @@ public final class DeviceQueues {
         }
         this.limit = limit;
         this.ttl = ttl;
+    }
+
+    /** Operations waiting for Redis or in progress, over all clients. */
+    public int pendingWrites() {
+        return lanes.pending();
+    }
+
+    private void failed(String op) {
+        if (meters != null) {
+            errors.computeIfAbsent(op, o -> Counter.builder("fleetmq.redis.errors")
+                    .description("Redis commands that failed, by operation (writes are retried)")
+                    .tag("op", o).register(meters)).increment();
+        }
+    }
+
+    /** Counts a failure of a command that is not retried here (its caller tries again). */
+    private <T> CompletionStage<T> counted(String op, CompletionStage<T> stage) {
+        return stage.whenComplete((v, e) -> {
+            if (e != null) {
+                failed(op);
+            }
+        });
     }
 
     public int limit() {
@@ -129,14 +212,24 @@ public final class DeviceQueues {
      * this offset or a later one was queued before.
      */
     public CompletionStage<Appended> append(String clientId, int sourcePartition, long sourceOffset, byte[] value) {
-        return commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId),
+        // Not retried here: the writer reads its batch from Kafka again until Redis takes it.
+        return counted("append", commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId),
                 bytes("p" + sourcePartition), bytes(Long.toString(sourceOffset)), value,
-                bytes(Integer.toString(limit)), bytes(Long.toString(ttl.toMillis())))
-                .thenApply(r -> new Appended((Long) r.get(0), (Long) r.get(1)));
+                bytes(Integer.toString(limit)), bytes(Long.toString(ttl.toMillis())),
+                bytes(Long.toString(clock.getAsLong())))
+                .thenApply(r -> new Appended((Long) r.get(0), (Long) r.get(1))));
     }
 
-    /** Up to {@code max} entries after sequence number {@code afterSeq}, in order. */
+    /**
+     * Up to {@code max} entries after sequence number {@code afterSeq}, in order, once the writes
+     * asked for before (a clean start's delete, removes of acknowledged entries) are done. Fails
+     * without retrying when Redis is away.
+     */
     public CompletionStage<List<Entry>> read(String clientId, long afterSeq, int max) {
+        return lanes.submit(clientId, ClientLanes.Op.READ, 0, () -> readNow(clientId, afterSeq, max));
+    }
+
+    private CompletionStage<List<Entry>> readNow(String clientId, long afterSeq, int max) {
         return commands().<List<Object>>eval(READ, ScriptOutputType.MULTI, keys(clientId),
                 bytes(Long.toString(afterSeq)), bytes(Integer.toString(max)))
                 .thenApply(r -> {
@@ -149,10 +242,11 @@ public final class DeviceQueues {
                 });
     }
 
-    /** Removes an entry: acknowledged by the client, or expired. */
+    /** Removes an entry: acknowledged by the client, or expired. Retried until Redis takes it. */
     public CompletionStage<Void> remove(String clientId, long seq) {
-        return commands().<Long>eval(REMOVE, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)))
-                .thenApply(r -> null);
+        return lanes.submit(clientId, ClientLanes.Op.REMOVE, seq, () -> commands()
+                .<Long>eval(REMOVE, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)))
+                .thenApply(r -> (Void) null));
     }
 
     /**
@@ -160,19 +254,30 @@ public final class DeviceQueues {
      * negative once PUBREC came for it (see {@link Entry}).
      */
     public CompletionStage<Void> sentWith(String clientId, long seq, int packetId) {
-        return commands().<Long>eval(PACKET_ID, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
-                bytes(Integer.toString(packetId)), bytes(Long.toString(ttl.toMillis())))
-                .thenApply(r -> null);
+        return lanes.submit(clientId, ClientLanes.Op.SENT_WITH, seq, () -> commands()
+                .<Long>eval(PACKET_ID, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
+                        bytes(Integer.toString(packetId)), bytes(Long.toString(ttl.toMillis())))
+                .thenApply(r -> (Void) null));
     }
 
-    /** Deletes the client's queue: its session ended. Completes with the number of messages it held. */
+    /**
+     * Deletes the client's queue: its session ended. Completes with the number of messages it held
+     * (0 for a delete that a later one made moot). Retried until Redis takes it, and a read asked
+     * for after it waits for it, so a clean start never sees the old session's queue; entries
+     * queued after the delete was asked for (by the writing node's clock) are the next session's
+     * and stay.
+     */
     public CompletionStage<Long> delete(String clientId) {
-        return commands().<Long>eval(DELETE, ScriptOutputType.INTEGER, keys(clientId));
+        // What "the queue" is is fixed now, when the session ends, not when Redis takes the delete:
+        // a clean start's new session may have had entries queued by then.
+        byte[] cutoff = bytes(Long.toString(clock.getAsLong()));
+        return lanes.submit(clientId, ClientLanes.Op.DELETE, 0,
+                () -> commands().<Long>eval(DELETE, ScriptOutputType.INTEGER, keys(clientId), cutoff));
     }
 
     /** Messages queued for the client. */
     public CompletionStage<Long> size(String clientId) {
-        return commands().zcard(keys(clientId)[0]);
+        return counted("size", commands().zcard(keys(clientId)[0]));
     }
 
     private RedisClusterAsyncCommands<String, byte[]> commands() {

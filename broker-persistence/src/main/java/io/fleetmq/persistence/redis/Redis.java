@@ -19,6 +19,9 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +40,15 @@ public final class Redis implements AutoCloseable {
     /** Commands a cluster connection holds per master while that master is not connected. */
     private static final int CLUSTER_REQUEST_QUEUE = 10_000;
 
+    /**
+     * Longest wait between two reconnect attempts. Lettuce's default grows to 30 s, which after an
+     * outage of a minute or more leaves the node without Redis (DEVICE queues paused) for up to
+     * 30 s after Redis is back; one attempt a second costs nothing and resumes them within a second.
+     */
+    static final java.time.Duration MAX_RECONNECT_DELAY = java.time.Duration.ofSeconds(1);
+
     private final RedisSettings settings;
+    private final ClientResources resources;
     private final AbstractRedisClient client;
     private final StatefulConnection<String, String> connection;
     private final RedisClusterCommands<String, String> sync;
@@ -46,10 +57,11 @@ public final class Redis implements AutoCloseable {
             RedisClusterAsyncCommands<String, byte[]>> binaryCommands;
     private StatefulConnection<String, byte[]> binary;
 
-    private Redis(RedisSettings settings, AbstractRedisClient client, StatefulConnection<String, String> connection,
+    private Redis(RedisSettings settings, ClientResources resources, AbstractRedisClient client, StatefulConnection<String, String> connection,
             RedisClusterCommands<String, String> sync, Supplier<StatefulConnection<String, byte[]>> binaryFactory,
             java.util.function.Function<StatefulConnection<String, byte[]>, RedisClusterAsyncCommands<String, byte[]>> binaryCommands) {
         this.settings = settings;
+        this.resources = resources;
         this.client = client;
         this.connection = connection;
         this.sync = sync;
@@ -80,9 +92,13 @@ public final class Redis implements AutoCloseable {
         ClientOptions.DisconnectedBehavior rejectWhileAway = ClientOptions.DisconnectedBehavior.REJECT_COMMANDS;
         RedisCodec<String, byte[]> bytes = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
         AbstractRedisClient client = null;
+        ClientResources resources = DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(java.time.Duration.ofMillis(10), MAX_RECONNECT_DELAY, 2,
+                        TimeUnit.MILLISECONDS))
+                .build();
         try {
             if (cluster) {
-                RedisClusterClient c = RedisClusterClient.create(uris);
+                RedisClusterClient c = RedisClusterClient.create(resources, uris);
                 client = c;
                 c.setOptions(ClusterClientOptions.builder()
                         // The connection to each master opens on its first command, which must wait
@@ -99,22 +115,23 @@ public final class Redis implements AutoCloseable {
                         .build());
                 StatefulRedisClusterConnection<String, String> conn = c.connect();
                 conn.sync().ping();
-                return new Redis(settings, c, conn, conn.sync(), () -> c.connect(bytes),
+                return new Redis(settings, resources, c, conn, conn.sync(), () -> c.connect(bytes),
                         b -> ((StatefulRedisClusterConnection<String, byte[]>) b).async());
             }
-            RedisClient c = RedisClient.create(uris.get(0));
+            RedisClient c = RedisClient.create(resources, uris.get(0));
             client = c;
             c.setOptions(ClientOptions.builder()
                     .socketOptions(socket).timeoutOptions(timeouts).disconnectedBehavior(rejectWhileAway)
                     .build());
             StatefulRedisConnection<String, String> conn = c.connect();
             conn.sync().ping();
-            return new Redis(settings, c, conn, conn.sync(), () -> c.connect(bytes),
+            return new Redis(settings, resources, c, conn, conn.sync(), () -> c.connect(bytes),
                     b -> ((StatefulRedisConnection<String, byte[]>) b).async());
         } catch (RuntimeException e) {
             if (client != null) {
                 client.shutdown(0, 2, TimeUnit.SECONDS);
             }
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
             throw new IllegalStateException("cannot connect to Redis at " + settings.displayUrl() + ": "
                     + HealthStatus.describe(e), e);
         }
@@ -193,5 +210,6 @@ public final class Redis implements AutoCloseable {
         }
         connection.close();
         client.shutdown(0, 2, TimeUnit.SECONDS);
+        resources.shutdown(0, 2, TimeUnit.SECONDS); // ours, so the client leaves it running
     }
 }

@@ -108,6 +108,45 @@ class DeviceQueuesTest {
     }
 
     @Test
+    void aDeleteTakesWhatWasQueuedBeforeItWasAskedForAndSparesTheNextSessionsEntries() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000);
+        DeviceQueues timed = new DeviceQueues(redis.binaryCommands(), prefix, 3, Duration.ofMinutes(10), null, null,
+                now::get);
+        String c = "dev-late-delete";
+        await(timed.append(c, 0, 1, b("old session")));
+        now.set(3_000);
+        // Queued for the new session by a node whose clock is ahead of the delete's: as if the old
+        // session's delete had waited out a Redis outage and reached Redis after it.
+        await(timed.append(c, 0, 2, b("new session")));
+        now.set(2_000);
+        assertEquals(1L, await(timed.delete(c)));
+        assertEquals(List.of("new session"), texts(await(timed.read(c, 0, 10))));
+        assertEquals(true, await(timed.append(c, 0, 2, b("new session"))).duplicate(),
+                "the queue's deduplication survives a partial delete");
+
+        now.set(4_000);
+        assertEquals(1L, await(timed.delete(c)));
+        for (String key : timed.keysOf(c)) {
+            assertEquals(0L, redis.sync().exists(key), key + " is gone with the last entry");
+        }
+    }
+
+    @Test
+    void aRemovedOrDroppedEntryLeavesNoTimeStampBehind() {
+        String c = "dev-stamps";
+        long s1 = await(queues.append(c, 0, 1, b("a"))).seq();
+        for (int i = 2; i <= 5; i++) {
+            await(queues.append(c, 0, i, b("m" + i))); // the limit is 3: the two oldest go
+        }
+        long seqRemoved = await(queues.read(c, 0, 1)).get(0).seq();
+        await(queues.remove(c, seqRemoved));
+        String meta = queues.keysOf(c).get(2);
+        List<String> stamps = redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).sorted().toList();
+        assertEquals(2, stamps.size(), "one stamp per entry left: " + stamps);
+        assertTrue(!stamps.contains("t" + s1) && !stamps.contains("t" + seqRemoved), stamps.toString());
+    }
+
+    @Test
     void allKeysOfOneClientShareAHashSlot() {
         for (String client : List.of("dev-1", "weird{id}", "a:b", "ünïcode")) {
             List<Integer> slots = queues.keysOf(client).stream().map(SlotHash::getSlot).distinct().toList();

@@ -55,7 +55,7 @@ public final class ConnectSequencer {
     private final StateFollower sessionsFollower;
     private final PublishLog publishLog;
     private final MessageDrops drops;
-    private final ScheduledExecutorService timers;
+    private final SessionTimers timers;
     private final LongSupplier clock;
     private final int partitions;
     private final Duration catchUpTimeout;
@@ -79,7 +79,7 @@ public final class ConnectSequencer {
         this.sessionsFollower = sessionsFollower;
         this.publishLog = publishLog;
         this.drops = drops;
-        this.timers = timers;
+        this.timers = new SessionTimers(SessionTimers.on(timers), this::submit);
         this.clock = clock;
         this.partitions = partitions;
         this.catchUpTimeout = catchUpTimeout;
@@ -122,7 +122,13 @@ public final class ConnectSequencer {
     public void ownership(Set<Integer> now) {
         Set<Integer> added = new HashSet<>(now);
         added.removeAll(owned);
+        Set<Integer> removed = new HashSet<>(owned);
+        removed.removeAll(now);
         owned = now;
+        if (!removed.isEmpty()) {
+            // Their new owner times these sessions now.
+            timers.cancelIf(clientId -> removed.contains(partitionOf(clientId)));
+        }
         if (added.isEmpty()) {
             return;
         }
@@ -212,6 +218,7 @@ public final class ConnectSequencer {
                 && !(c.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(c.clientType()))) {
             appTopics.delete(c.clientId()); // a clean start ends the old session and its backlog
         }
+        timers.cancel(c.clientId()); // the connection supersedes the offline session's will and expiry
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
                 c.will(), c.requestId(), c.clientType()));
         command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present));
@@ -225,8 +232,9 @@ public final class ConnectSequencer {
         if (d.sessionExpirySeconds() == 0) {
             delete(d.clientId());
         } else {
-            write(cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will()));
-            scheduleExpiry(cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will()));
+            SessionState offline = cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will());
+            write(offline);
+            scheduleExpiry(offline);
         }
     }
 
@@ -298,19 +306,20 @@ public final class ConnectSequencer {
 
     /**
      * Times the delayed will and the end of an offline session, for sessions no live node looks
-     * after; when due, the state decides again (the client may have come back).
+     * after; when due, the state decides again (the client may have come back). One timer per
+     * (client ID, epoch, kind): scheduling again on a rebalance or a second settlement keeps it.
      */
     private void scheduleExpiry(SessionState s) {
         long now = clock.getAsLong();
         if (s.will() != null) {
             long due = s.disconnectedAtMillis() + Math.min(s.will().delaySeconds(), s.sessionExpirySeconds()) * 1000;
-            timers.schedule(() -> submit(() -> willDue(s.clientId(), s.epoch())), Math.max(0, due - now),
-                    TimeUnit.MILLISECONDS);
+            timers.schedule(s.clientId(), s.epoch(), SessionTimers.Kind.WILL, due, now,
+                    () -> willDue(s.clientId(), s.epoch()));
         }
         long ends = s.expiresAtMillis();
         if (ends != Long.MAX_VALUE) {
-            timers.schedule(() -> submit(() -> expiryDue(s.clientId(), s.epoch())), Math.max(0, ends - now),
-                    TimeUnit.MILLISECONDS);
+            timers.schedule(s.clientId(), s.epoch(), SessionTimers.Kind.EXPIRY, ends, now,
+                    () -> expiryDue(s.clientId(), s.epoch()));
         }
     }
 
@@ -349,6 +358,7 @@ public final class ConnectSequencer {
         if (appTopics != null && ending != null && ClientTypes.APPLICATION.equals(ending.clientType())) {
             appTopics.delete(clientId); // the session's backlog ends with it
         }
+        timers.cancel(clientId);
         SessionDirectory.Pending p = directory.written(clientId, null);
         track(producer.send(topics.sessions(), clientId, null).whenComplete((m, e) -> settle(clientId, p, m, e)));
     }
@@ -365,12 +375,14 @@ public final class ConnectSequencer {
     /** Removes a session's subscriptions on every node, this one included. */
     private void deleteSubscriptions(String clientId, long epoch) {
         if (deviceQueues != null) {
-            // The session of a gone node ended here: its DEVICE queue goes with it.
-            track(deviceQueues.delete(clientId).thenAccept(held -> {
+            // The session of a gone node ended here: its DEVICE queue goes with it. The delete is
+            // retried until Redis takes it; it is not one of the batch's writes, so a Redis outage
+            // does not hold up the connect sequence.
+            deviceQueues.delete(clientId).thenAccept(held -> {
                 for (long i = 0; i < held; i++) {
                     drops.count(MessageDrops.Reason.SESSION_ENDED);
                 }
-            }).toCompletableFuture());
+            });
         }
         track(producer.send(topics.subscriptions(), null, clientId, null, ClusterLink.headers(epoch)));
     }
