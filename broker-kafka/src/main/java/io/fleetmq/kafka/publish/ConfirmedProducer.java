@@ -58,6 +58,10 @@ public final class ConfirmedProducer implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicBoolean watching = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile org.apache.kafka.common.Metric bufferAvailable;
     private final long roomNeeded;
+    /** The buffer's free bytes are read under its lock; on the per-PUBLISH path, at most once a millisecond. */
+    private static final long ROOM_RECHECK_NANOS = 1_000_000;
+    private volatile boolean roomSeen;
+    private volatile long roomSeenAt;
 
     /**
      * @param purpose  names the producer in Kafka's client ID
@@ -108,6 +112,17 @@ public final class ConfirmedProducer implements AutoCloseable {
      * callers on shared threads ask first and wait with {@link #whenRoom} instead.
      */
     public boolean hasRoom() {
+        long now = System.nanoTime();
+        if (roomSeen && now - roomSeenAt < ROOM_RECHECK_NANOS) {
+            return true; // checked a moment ago: far less than the margin can have been written since
+        }
+        boolean room = bufferHasRoom();
+        roomSeen = room;
+        roomSeenAt = now;
+        return room;
+    }
+
+    private boolean bufferHasRoom() {
         org.apache.kafka.common.Metric m = bufferAvailable;
         if (m == null) {
             for (var e : producer.metrics().entrySet()) {
@@ -136,7 +151,7 @@ public final class ConfirmedProducer implements AutoCloseable {
 
     private void watchRoom() {
         while (true) {
-            if (hasRoom() || closed.get()) {
+            if (bufferHasRoom() || closed.get()) {
                 Runnable r;
                 while ((r = waitingForRoom.poll()) != null) {
                     try {
