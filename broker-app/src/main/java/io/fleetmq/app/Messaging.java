@@ -5,10 +5,12 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.DeadLetters;
 import io.fleetmq.kafka.GroupConsumer;
 import io.fleetmq.kafka.KafkaClients;
 import io.fleetmq.kafka.TopicLayout;
@@ -79,6 +81,10 @@ final class Messaging implements AutoCloseable {
     private final Membership membership;
     private final SessionDirectory directory;
     private final ClusterRouter router;
+    private final DeadLetters deadLetters;
+    private final BrokerTopics topics;
+    /** A retained update failed for a reason that may pass: the batch is routed again. */
+    private boolean retainedFailed;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -91,6 +97,7 @@ final class Messaging implements AutoCloseable {
         String nodeId = config.nodeId();
         Duration requestTimeout = kafka.settings().requestTimeout();
         BrokerTopics topics = new BrokerTopics(kafka.settings().topicPrefix());
+        this.topics = topics;
         // Actors run on a work-stealing pool sized to the cores: a mailbox is a short task, and
         // async mode keeps the tasks of many mailboxes in FIFO order.
         this.actorPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors(),
@@ -111,6 +118,8 @@ final class Messaging implements AutoCloseable {
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
                 .ensureNodeTopics(nodeId, cluster.downlinkPartitions());
         this.clusterProducer = new ClusterProducer(kafka);
+        // One per consumer: each waits for its own dead letters before it commits.
+        this.deadLetters = new DeadLetters(clusterProducer, topics, meters, requestTimeout);
         this.membership = new Membership(kafka, admin, cluster, clusterProducer, timers, System::currentTimeMillis);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
@@ -124,7 +133,7 @@ final class Messaging implements AutoCloseable {
                 new AppBacklogs(kafka, appTopics));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
-                new DeliveryGate(), drops);
+                new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes());
 
         // Positioned at the end of this node's topics before anyone learns the node exists.
         NodeInbox inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters);
@@ -166,7 +175,8 @@ final class Messaging implements AutoCloseable {
                         .withBeforeCommit(sequencer::flushed)
                         .withOwnership(sequencer::ownership)
                         .withIdle(sequencer::idle, Duration.ofMillis(100))
-                        .withSessionTimeout(cluster.nodeTimeout()));
+                        .withSessionTimeout(cluster.nodeTimeout())
+                        .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));
         sequence.start();
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
@@ -175,12 +185,13 @@ final class Messaging implements AutoCloseable {
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
-                        .withSessionTimeout(cluster.nodeTimeout()));
+                        .withSessionTimeout(cluster.nodeTimeout())
+                        .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));
         devicePersisted.start();
 
         this.consumer = new PublishConsumer(kafka, meters, this::route,
                 owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, inbox, requestTimeout),
-                router::flushed, cluster.nodeTimeout());
+                this::routed, cluster.nodeTimeout(), deadLetters);
         consumer.start();
 
         Gauge.builder("fleetmq.publish.routing.backlog", consumer, PublishConsumer::lag)
@@ -204,13 +215,39 @@ final class Messaging implements AutoCloseable {
         if (message.retain()) {
             // [MQTT-3.3.1-5..7] a retained PUBLISH replaces the topic's retained message; an empty
             // payload removes it. Waiting keeps the order with later publishes to the same topic.
-            if (message.payload().length == 0) {
-                retainedStore.delete(message.topic()).join();
-            } else {
-                retainedStore.put(message).join();
+            try {
+                if (message.payload().length == 0) {
+                    retainedStore.delete(message.topic()).join();
+                } else {
+                    retainedStore.put(message).join();
+                }
+            } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                if (DeadLetters.permanent(cause)) {
+                    // Kafka will never take it: kept in the dead-letter topic; subscribers still get it.
+                    deadLetters.send("retained message not storable: " + cause.getMessage(), topics.publish(),
+                            record.partition(), record.offset(), topics.retained(), message.topic(),
+                            MessageCodec.encode(message));
+                } else {
+                    if (!retainedFailed) {
+                        log.warn("Retained message of {} not stored; the batch is routed again: {}", message.topic(),
+                                cause.toString());
+                    }
+                    retainedFailed = true;
+                }
             }
         }
         router.route(message, record.partition(), record.offset());
+    }
+
+    /**
+     * The routing consumer's barrier: every write of the batch is stored (or, where Kafka can never
+     * take it, in the dead-letter topic); false routes the batch again.
+     */
+    private boolean routed() {
+        boolean retainedStored = !retainedFailed;
+        retainedFailed = false;
+        return router.flushed() && retainedStored;
     }
 
     /**

@@ -2,6 +2,7 @@ package io.fleetmq.kafka.app;
 
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.kafka.TopicLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -86,9 +87,10 @@ public final class AppTopics {
     }
 
     private boolean create(NewTopic topic, String owner) {
-        topic.configs(Map.of(
+        // Room for the largest record and the configured min.insync.replicas, like every topic of the broker.
+        topic.configs(TopicLayout.withRecordConfigs(settings, Map.of(
                 TopicConfig.RETENTION_MS_CONFIG, Long.toString(retention.toMillis()),
-                TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes)));
+                TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes))));
         try {
             admin.createTopics(List.of(topic)).all().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             log.info("Created APPLICATION backlog {} for {}", topic.name(), owner);

@@ -53,6 +53,13 @@ public final class PublishConsumer implements AutoCloseable {
     /** @param sessionTimeout see {@link GroupConsumer.Hooks#withSessionTimeout}; null for Kafka's default */
     public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
             Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout) {
+        this(clients, registry, handler, ownershipListener, beforeCommit, sessionTimeout, null);
+    }
+
+    /** @param deadLetters where records that do not decode go; null to skip them (counted as malformed) */
+    public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
+            Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout,
+            io.fleetmq.kafka.DeadLetters deadLetters) {
         Objects.requireNonNull(handler, "handler");
         String prefix = clients.settings().topicPrefix();
         this.consumer = new GroupConsumer<>(clients, registry, new BrokerTopics(prefix).publish(), groupId(prefix),
@@ -60,7 +67,8 @@ public final class PublishConsumer implements AutoCloseable {
                 (message, partition, offset) -> handler.accept(new PublishedRecord(message, partition, offset)),
                 GroupConsumer.Hooks.none().withOwnership(Objects.requireNonNull(ownershipListener, "ownershipListener"))
                         .withBeforeCommit(Objects.requireNonNull(beforeCommit, "beforeCommit"))
-                        .withSessionTimeout(sessionTimeout));
+                        .withSessionTimeout(sessionTimeout)
+                        .withDeadLetters(deadLetters));
     }
 
     /** The consumer group all nodes of a broker share for the {@code publish} topic. */
