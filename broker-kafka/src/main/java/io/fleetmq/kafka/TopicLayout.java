@@ -137,7 +137,6 @@ public final class TopicLayout {
         List<ConfigResource> resources = topics.stateTopics().stream()
                 .map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
         Map<ConfigResource, Config> configs = await(() -> admin.describeConfigs(resources).all(), "describe topic configs");
-        verifyRecordConfigs(names);
 
         for (String state : topics.stateTopics()) {
             int partitions = descriptions.get(state).partitions().size();
@@ -161,6 +160,7 @@ public final class TopicLayout {
                         t.name(), actual, t.numPartitions(), actual);
             }
         }
+        verifyRecordConfigs(names);
         return descriptions;
     }
 
