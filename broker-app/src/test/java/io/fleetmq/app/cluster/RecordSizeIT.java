@@ -1,0 +1,209 @@
+package io.fleetmq.app.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.app.support.Http;
+import io.fleetmq.app.support.RawSubscribers;
+import io.fleetmq.app.support.TestCluster;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.RawMqtt;
+import io.fleetmq.testkit.TestServices;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A QoS 1 PUBLISH of exactly the maximum packet size (the default, 1 MiB), retained and not, reaches
+ * 2,000 subscribers connected to the other node of a 2-node cluster, 20 of them persistent
+ * APPLICATION sessions: Kafka's record limit no longer equals the packet limit, so the PUBLISH is
+ * acknowledged, the hand-off to the subscribers' node (a record with all their subscriptions, split
+ * below the limit) is stored, each subscriber gets each message once, and the routing consumers
+ * are not left re-reading a batch.
+ */
+class RecordSizeIT {
+
+    private static final Duration WAIT = Duration.ofMinutes(3);
+    private static final int MAX_PACKET_SIZE = 1_048_576;
+    private static final int SUBSCRIBERS = 2_000;
+    private static final int APPLICATIONS = 20;
+    private static final int PUBLISH_PARTITIONS = 6;
+
+    @TempDir
+    static Path workDir;
+
+    private static TestCluster cluster;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = TestCluster.start(workDir, 2, Map.of("APPLICATION_CLIENT_ID_PATTERN", "app-.*"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static double metric(int node, String name) {
+        String body = Http.get(cluster.node(node).httpPort(), "/metrics").body();
+        double sum = 0;
+        for (String line : body.split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    private static double droppedAsDeadLetters(int node) {
+        String body = Http.get(cluster.node(node).httpPort(), "/metrics").body();
+        double sum = 0;
+        for (String line : body.split("\n")) {
+            if (line.startsWith("fleetmq_messages_dropped_total{") && line.contains("reason=\"dead_letter\"")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * A publisher client ID whose {@code publish} partition node 1 routes, so the messages reach
+     * the subscribers on node 2 through its downlink topic, the path a record too large stalled.
+     */
+    private static String publisherRoutedByNode1() throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestServices.shared().kafkaBootstrapServers());
+        List<Integer> node1 = new ArrayList<>();
+        try (Admin admin = Admin.create(props)) {
+            String group = cluster.topicPrefix() + "publish";
+            Await.until(WAIT, "both nodes route publish partitions", () -> {
+                node1.clear();
+                try {
+                    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                    int members = 0;
+                    for (MemberDescription m : d.members()) {
+                        members++;
+                        if (m.clientId().contains("node-1")) {
+                            m.assignment().topicPartitions().stream().map(TopicPartition::partition).forEach(node1::add);
+                        }
+                    }
+                    return members == 2 && !node1.isEmpty() && node1.size() < PUBLISH_PARTITIONS;
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+        }
+        for (int i = 0; ; i++) {
+            String id = "big-publisher-" + i;
+            // Kafka's partitioner for a keyed record.
+            int partition = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % PUBLISH_PARTITIONS;
+            if (node1.contains(partition)) {
+                return id;
+            }
+        }
+    }
+
+    /** A QoS 1 PUBLISH that is, as a whole packet, exactly {@code MAX_PACKET_SIZE} bytes. */
+    private static byte[] maximumPublish(String topic, boolean retain, int packetId) {
+        // Fixed header 1 byte + 3 remaining-length bytes; topic 2 + n; packet ID 2; properties length 1.
+        int payload = MAX_PACKET_SIZE - 4 - (2 + topic.length()) - 2 - 1;
+        byte[] bytes = new byte[payload];
+        new Random(packetId).nextBytes(bytes);
+        byte[] packet = RawMqtt.publishV5(topic, 1, packetId, bytes);
+        assertEquals(MAX_PACKET_SIZE, packet.length, "the whole packet is the maximum packet size");
+        if (retain) {
+            packet[0] |= 1;
+        }
+        return packet;
+    }
+
+    private static int payloadOf(String topic) {
+        return MAX_PACKET_SIZE - 4 - (2 + topic.length()) - 2 - 1;
+    }
+
+    /** PUBACK's reason code: 0 when the packet ends after the packet ID [MQTT-3.4.2-1]. */
+    private static int pubAckReason(byte[] puback) {
+        return puback.length <= 4 ? 0 : puback[4] & 0xFF;
+    }
+
+    @Test
+    void aMaximumSizePublishReachesTwoThousandSubscribersOnTheOtherNodeExactlyOnce() throws Exception {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < APPLICATIONS; i++) {
+            ids.add("app-" + i);
+        }
+        // Long client IDs: the one downlink record for all of them would be larger than a record may be.
+        String padding = "x".repeat(180);
+        for (int i = APPLICATIONS; i < SUBSCRIBERS; i++) {
+            ids.add("sub-" + i + "-" + padding);
+        }
+        try (RawSubscribers subs = RawSubscribers.connect(cluster.port(2), ids, id -> id.startsWith("app-")
+                // Session Expiry Interval 3600 s: a persistent session, APPLICATION by its client ID.
+                ? RawMqtt.connect(5, true, 600, id, "05 11 00000e10")
+                : RawMqtt.connect(5, true, 600, id, "00"))) {
+            Await.until(WAIT, "every subscriber connected", () -> subs.connections().stream()
+                    .allMatch(c -> c.connAckReason() == 0));
+            subs.sendAll(RawMqtt.subscribeV5(1, "big/#", 1));
+            Await.until(WAIT, "every subscription granted QoS 1", () -> subs.connections().stream()
+                    .allMatch(c -> c.subAckReason() == 1));
+            Await.until(WAIT, "both nodes know every subscription", () ->
+                    metric(1, "fleetmq_subscriptions") >= SUBSCRIBERS && metric(2, "fleetmq_subscriptions") >= SUBSCRIBERS);
+
+            String publisher = publisherRoutedByNode1();
+            try (RawMqtt pub = RawMqtt.connect(cluster.port(1))) {
+                pub.send(RawMqtt.connectV5(publisher));
+                pub.readType(2);
+                pub.send(maximumPublish("big/retained", true, 1));
+                assertEquals(0, pubAckReason(pub.readType(4)), "the retained maximum-size PUBLISH is acknowledged");
+                pub.send(maximumPublish("big/plain", false, 2));
+                assertEquals(0, pubAckReason(pub.readType(4)), "the maximum-size PUBLISH is acknowledged");
+                // Same publisher, so routed after both: once every subscriber has it, a repeat would be there.
+                pub.send(RawMqtt.publishV5("big/end", 1, 3, "end".getBytes(StandardCharsets.UTF_8)));
+                assertEquals(0, pubAckReason(pub.readType(4)));
+            }
+
+            Await.until(WAIT, "every subscriber got the last message", () -> subs.connections().stream()
+                    .allMatch(c -> c.count("big/end") >= 1));
+            for (RawSubscribers.Connection c : subs.connections()) {
+                for (String topic : List.of("big/retained", "big/plain", "big/end")) {
+                    assertEquals(1, c.count(topic), c.clientId() + " gets " + topic + " exactly once");
+                }
+                assertEquals(payloadOf("big/retained"), c.payloadLength("big/retained"), c.clientId());
+                assertEquals(payloadOf("big/plain"), c.payloadLength("big/plain"), c.clientId());
+                assertTrue(!c.closed(), c.clientId() + " is still connected");
+            }
+        }
+
+        Await.until(WAIT, "the routing backlog is empty on both nodes", () ->
+                metric(1, "fleetmq_publish_routing_backlog") == 0 && metric(2, "fleetmq_publish_routing_backlog") == 0);
+        assertEquals(0, droppedAsDeadLetters(1) + droppedAsDeadLetters(2), "nothing went to the dead-letter topic");
+
+        // The retained message was stored: a subscriber that comes later gets it, whole.
+        try (RawMqtt late = RawMqtt.connect(cluster.port(2))) {
+            late.send(RawMqtt.connectV5("late-subscriber"));
+            late.readType(2);
+            late.send(RawMqtt.subscribeV5(1, "big/retained", 1));
+            byte[] publish = late.readType(3);
+            RawMqtt.Publish p = RawMqtt.parsePublishV5(publish);
+            assertTrue(p.retain(), "sent as a retained message");
+            assertEquals(payloadOf("big/retained"), p.payload().length);
+        }
+    }
+}
