@@ -138,6 +138,27 @@ class RecordSizeIT {
         return MAX_PACKET_SIZE - 4 - (2 + topic.length()) - 2 - 1;
     }
 
+    /** Waits until every subscriber satisfies {@code condition}; on timeout says how many do, and what the nodes logged. */
+    private static void awaitAll(RawSubscribers subs, String what,
+            java.util.function.Predicate<RawSubscribers.Connection> condition) {
+        try {
+            Await.until(WAIT, "every subscriber " + what, () -> subs.connections().stream().allMatch(condition));
+        } catch (AssertionError e) {
+            List<RawSubscribers.Connection> not = subs.connections().stream().filter(condition.negate()).toList();
+            RawSubscribers.Connection first = not.get(0);
+            throw new AssertionError(not.size() + " of " + subs.connections().size() + " subscribers not " + what
+                    + "; e.g. " + first.clientId() + " (CONNACK " + first.connAckReason() + ", SUBACK "
+                    + first.subAckReason() + ", closed " + first.closed() + "); reader failure: " + subs.failure()
+                    + "\nnode-1:\n" + problems(1)
+                    + "\nnode-2:\n" + problems(2), e);
+        }
+    }
+
+    private static String problems(int node) {
+        return cluster.node(node).process().stdout().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR "))
+                .limit(40).collect(java.util.stream.Collectors.joining("\n"));
+    }
+
     /** PUBACK's reason code: 0 when the packet ends after the packet ID [MQTT-3.4.2-1]. */
     private static int pubAckReason(byte[] puback) {
         return puback.length <= 4 ? 0 : puback[4] & 0xFF;
@@ -158,11 +179,9 @@ class RecordSizeIT {
                 // Session Expiry Interval 3600 s: a persistent session, APPLICATION by its client ID.
                 ? RawMqtt.connect(5, true, 600, id, "05 11 00000e10")
                 : RawMqtt.connect(5, true, 600, id, "00"))) {
-            Await.until(WAIT, "every subscriber connected", () -> subs.connections().stream()
-                    .allMatch(c -> c.connAckReason() == 0));
+            awaitAll(subs, "connected", c -> c.connAckReason() == 0);
             subs.sendAll(RawMqtt.subscribeV5(1, "big/#", 1));
-            Await.until(WAIT, "every subscription granted QoS 1", () -> subs.connections().stream()
-                    .allMatch(c -> c.subAckReason() == 1));
+            awaitAll(subs, "granted QoS 1", c -> c.subAckReason() == 1);
             Await.until(WAIT, "both nodes know every subscription", () ->
                     metric(1, "fleetmq_subscriptions") >= SUBSCRIBERS && metric(2, "fleetmq_subscriptions") >= SUBSCRIBERS);
 
@@ -179,8 +198,7 @@ class RecordSizeIT {
                 assertEquals(0, pubAckReason(pub.readType(4)));
             }
 
-            Await.until(WAIT, "every subscriber got the last message", () -> subs.connections().stream()
-                    .allMatch(c -> c.count("big/end") >= 1));
+            awaitAll(subs, "got the last message", c -> c.count("big/end") >= 1);
             for (RawSubscribers.Connection c : subs.connections()) {
                 for (String topic : List.of("big/retained", "big/plain", "big/end")) {
                     assertEquals(1, c.count(topic), c.clientId() + " gets " + topic + " exactly once");

@@ -91,6 +91,7 @@ public final class RawSubscribers implements AutoCloseable {
     private final List<Connection> connections = new ArrayList<>();
     private final Thread reader;
     private volatile boolean stopping;
+    private volatile Throwable failure;
 
     private RawSubscribers(Selector selector) {
         this.selector = selector;
@@ -120,6 +121,11 @@ public final class RawSubscribers implements AutoCloseable {
         }
         s.reader.start();
         return s;
+    }
+
+    /** Why the reader thread stopped, if it did; null while it runs. */
+    public Throwable failure() {
+        return failure;
     }
 
     public List<Connection> connections() {
@@ -168,7 +174,7 @@ public final class RawSubscribers implements AutoCloseable {
             }
         } catch (IOException | RuntimeException e) {
             if (!stopping) {
-                throw new IllegalStateException("raw subscribers' reader failed", e);
+                failure = e;
             }
         }
     }
