@@ -142,7 +142,13 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("Redis connection", redis));
         readiness.register(redis.healthCheck());
 
-        Messaging messaging = new Messaging(config, kafka, admin, redis, metrics.registry());
+        Messaging messaging;
+        try {
+            messaging = new Messaging(config, kafka, admin, redis, metrics.registry());
+        } catch (TopicLayoutException e) {
+            // This node's own topics (downlink.<node>, node.<node>) exist already with too small limits.
+            throw new StartupException(e.getMessage(), e);
+        }
         started.push(new Stoppable("messaging", messaging));
         readiness.register(messaging.clusterHealth());
 
