@@ -117,4 +117,64 @@ class AppBacklogRepeatsTest {
             again.close();
         }
     }
+
+    private void writeShared(String topic, int partition, int sourcePartition, long sourceOffset) {
+        BrokerMessage m = BrokerMessage.of("t/" + sourcePartition, Long.toString(sourceOffset).getBytes(), 1, false,
+                "pub", 1);
+        producer.send(topic, partition, "t/" + sourcePartition,
+                ClusterCodec.encode(new Downlink(sourcePartition, sourceOffset, m, List.of(SUB))), null).join();
+    }
+
+    private long committedShared(String topic, int partition) {
+        try {
+            var offsets = admin.listConsumerGroupOffsets(topic).partitionsToOffsetAndMetadata().get();
+            var at = offsets.get(new TopicPartition(topic, partition));
+            return at == null ? -1 : at.offset();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    @Test
+    void aSharedBacklogSkipsRepeatsPerPartitionAlsoForTheNextMember() throws Exception {
+        AppTopics shared = new AppTopics(admin, layout.settings(), Duration.ofHours(1), 10_000_000, 2);
+        assertTrue(shared.ensureShared("workers", "t/#"));
+        String topic = shared.sharedTopic("workers", "t/#");
+        // Both backlog partitions hold messages of publish partition 0: each keeps its own positions.
+        writeShared(topic, 0, 0, 4);
+        writeShared(topic, 1, 0, 3);
+        writeShared(topic, 0, 0, 4); // routed again
+        writeShared(topic, 1, 0, 3);
+        writeShared(topic, 1, 0, 5);
+
+        List<AppBacklog.Record> first = new CopyOnWriteArrayList<>();
+        AppBacklog member = new AppBacklogs(clients, shared).openShared("workers", "t/#", first::addAll, p -> { });
+        member.grant(100);
+        Await.until(WAIT, "three messages are read", () -> first.size() >= 3);
+        assertEquals(List.of("0/4"), first.stream().filter(r -> r.partition() == 0)
+                .map(AppBacklogRepeatsTest::source).toList());
+        assertEquals(List.of("0/3", "0/5"), first.stream().filter(r -> r.partition() == 1)
+                .map(AppBacklogRepeatsTest::source).toList());
+        member.commit(0, 1, 0); // acknowledged: 0/4 of partition 0 and 0/3 of partition 1
+        member.commit(1, 1, 0);
+        Await.until(WAIT, "both commits are made", () -> committedShared(topic, 0) == 1 && committedShared(topic, 1) == 1);
+        member.close();
+
+        writeShared(topic, 0, 0, 4); // repeats after the committed offsets
+        writeShared(topic, 1, 0, 3);
+        writeShared(topic, 0, 0, 6);
+
+        List<AppBacklog.Record> second = new CopyOnWriteArrayList<>();
+        AppBacklog next = new AppBacklogs(clients, shared).openShared("workers", "t/#", second::addAll, p -> { });
+        try {
+            next.grant(100);
+            Await.until(WAIT, "what was not acknowledged and what is new are read", () -> second.size() >= 2);
+            assertEquals(List.of("0/6"), second.stream().filter(r -> r.partition() == 0)
+                    .map(AppBacklogRepeatsTest::source).toList());
+            assertEquals(List.of("0/5"), second.stream().filter(r -> r.partition() == 1)
+                    .map(AppBacklogRepeatsTest::source).toList());
+        } finally {
+            next.close();
+        }
+    }
 }
