@@ -43,6 +43,7 @@ class RecordSizeIT {
     private static final int SUBSCRIBERS = 2_000;
     private static final int APPLICATIONS = 20;
     private static final int PUBLISH_PARTITIONS = 6;
+    private static final int WAVE = 250;
 
     @TempDir
     static Path workDir;
@@ -51,7 +52,9 @@ class RecordSizeIT {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = TestCluster.start(workDir, 2, Map.of("APPLICATION_CLIENT_ID_PATTERN", "app-.*"));
+        // Thousands of connects at once on a busy machine: node timeout and connect timeout with room.
+        cluster = TestCluster.start(workDir, 2, Map.of("APPLICATION_CLIENT_ID_PATTERN", "app-.*",
+                "CLUSTER_HEARTBEAT_INTERVAL", "1s", "CLUSTER_NODE_TIMEOUT", "10s", "CLUSTER_CONNECT_TIMEOUT", "60s"));
     }
 
     @AfterAll
@@ -186,11 +189,17 @@ class RecordSizeIT {
         for (int i = APPLICATIONS; i < SUBSCRIBERS; i++) {
             ids.add("sub-" + i + "-" + padding);
         }
-        try (RawSubscribers subs = RawSubscribers.connect(cluster.port(2), ids, id -> id.startsWith("app-")
+        java.util.function.Function<String, byte[]> connect = id -> id.startsWith("app-")
                 // Session Expiry Interval 3600 s: a persistent session, APPLICATION by its client ID.
                 ? RawMqtt.connect(5, true, 600, id, "05 11 00000e10")
-                : RawMqtt.connect(5, true, 600, id, "00"))) {
+                : RawMqtt.connect(5, true, 600, id, "00");
+        try (RawSubscribers subs = RawSubscribers.connect(cluster.port(2), ids.subList(0, WAVE), connect)) {
+            // In waves, as devices come back after an outage, rather than all in the same millisecond.
             awaitAll(subs, "connected", c -> c.connAckReason() == 0);
+            for (int from = WAVE; from < ids.size(); from += WAVE) {
+                subs.add(cluster.port(2), ids.subList(from, Math.min(ids.size(), from + WAVE)), connect);
+                awaitAll(subs, "connected", c -> c.connAckReason() == 0);
+            }
             subs.sendAll(RawMqtt.subscribeV5(1, "big/#", 1));
             awaitAll(subs, "granted QoS 1", c -> c.subAckReason() == 1);
             Await.until(WAIT, "both nodes know every subscription", () ->

@@ -9,7 +9,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -88,7 +87,10 @@ public final class RawSubscribers implements AutoCloseable {
     }
 
     private final Selector selector;
-    private final List<Connection> connections = new ArrayList<>();
+    private final List<Connection> connections = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Connections opened since the reader last looked, for it to register with its selector. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Connection> added =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Thread reader;
     private volatile boolean stopping;
     private volatile Throwable failure;
@@ -103,24 +105,29 @@ public final class RawSubscribers implements AutoCloseable {
     public static RawSubscribers connect(int port, List<String> clientIds,
             java.util.function.Function<String, byte[]> connectPacket) throws IOException {
         RawSubscribers s = new RawSubscribers(Selector.open());
+        s.reader.start();
         try {
-            for (String id : clientIds) {
-                SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
-                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                ch.configureBlocking(false);
-                Connection c = new Connection(id, ch);
-                s.connections.add(c);
-                c.write(connectPacket.apply(id));
-            }
-            for (Connection c : s.connections) {
-                c.channel.register(s.selector, SelectionKey.OP_READ, c);
-            }
+            s.add(port, clientIds, connectPacket);
         } catch (IOException | RuntimeException e) {
             s.close();
             throw e;
         }
-        s.reader.start();
         return s;
+    }
+
+    /** Opens more connections, read by the same thread, and sends each its CONNECT. */
+    public void add(int port, List<String> clientIds, java.util.function.Function<String, byte[]> connectPacket)
+            throws IOException {
+        for (String id : clientIds) {
+            SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            ch.configureBlocking(false);
+            Connection c = new Connection(id, ch);
+            connections.add(c);
+            c.write(connectPacket.apply(id));
+            added.add(c);
+        }
+        selector.wakeup();
     }
 
     /** Why the reader thread stopped, if it did; null while it runs. */
@@ -147,6 +154,9 @@ public final class RawSubscribers implements AutoCloseable {
         ByteBuffer in = ByteBuffer.allocateDirect(1 << 20);
         try {
             while (!stopping) {
+                for (Connection c; (c = added.poll()) != null; ) {
+                    c.channel.register(selector, SelectionKey.OP_READ, c);
+                }
                 selector.select(200);
                 for (SelectionKey key : selector.selectedKeys()) {
                     Connection c = (Connection) key.attachment();
