@@ -189,6 +189,14 @@ class RecordSizeIT {
         for (int i = APPLICATIONS; i < SUBSCRIBERS; i++) {
             ids.add("sub-" + i + "-" + padding);
         }
+        // Precondition: the hand-off to node 2 (the message and, per subscriber, at least its client ID)
+        // is larger than one record may be, so this test goes through the split.
+        long handOff = MAX_PACKET_SIZE;
+        for (String id : ids.subList(APPLICATIONS, ids.size())) {
+            handOff += id.length();
+        }
+        assertTrue(handOff > new io.fleetmq.kafka.RecordLimits(MAX_PACKET_SIZE).maxDownlinkValueBytes(),
+                "the downlink record must need splitting: " + handOff + " bytes");
         java.util.function.Function<String, byte[]> connect = id -> id.startsWith("app-")
                 // Session Expiry Interval 3600 s: a persistent session, APPLICATION by its client ID.
                 ? RawMqtt.connect(5, true, 600, id, "05 11 00000e10")
