@@ -93,6 +93,7 @@ public final class BrokerNode implements AutoCloseable {
             requireExternal(config.kafkaExternal(), "Kafka", "kafka.bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS)");
             requireExternal(config.redisExternal(), "Redis", "redis.url (REDIS_URL)");
             requireExternal(config.databaseExternal(), "PostgreSQL", "database.url (DATABASE_URL)");
+            warnIfUnreplicated(config.kafka());
         }
         log.info("Starting FleetMQ node {} in {} mode, data in {}", config.nodeId(),
                 mode.name().toLowerCase(java.util.Locale.ROOT), config.dataDir());
@@ -125,7 +126,10 @@ public final class BrokerNode implements AutoCloseable {
         try {
             new TopicLayout(admin, kafkaSettings, topics).ensure();
         } catch (TopicLayoutException e) {
-            throw new StartupException(e.getMessage() + " (kafka.topic-prefix, KAFKA_TOPIC_PREFIX)", e);
+            // A message that names its settings already says what to change; the others are about the layout.
+            throw new StartupException(e.getMessage().contains("(MQTT_MAX_PACKET_SIZE)")
+                    || e.getMessage().contains("(KAFKA_MIN_INSYNC_REPLICAS)")
+                    ? e.getMessage() : e.getMessage() + " (kafka.topic-prefix, KAFKA_TOPIC_PREFIX)", e);
         } catch (IllegalStateException e) {
             throw new StartupException("Kafka at " + kafkaSettings.bootstrapServers() + ": " + e.getMessage()
                     + " (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS)", e);
@@ -144,7 +148,12 @@ public final class BrokerNode implements AutoCloseable {
         Incarnations incarnations = new Incarnations(
                 previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous),
                 metrics.registry());
-        incarnations.start();
+        try {
+            incarnations.start();
+        } catch (TopicLayoutException e) {
+            // This node's own topics (downlink.<node>, node.<node>) exist already with too small limits.
+            throw new StartupException(e.getMessage(), e);
+        }
         started.push(new Stoppable("messaging", incarnations));
         dependency(incarnations.clusterHealth(), Readiness.Impact.REQUIRED);
         // Not ready once a background loop gave up; the incarnation then fences itself and is replaced.
@@ -198,7 +207,21 @@ public final class BrokerNode implements AutoCloseable {
 
     private static KafkaSettings withBootstrap(KafkaSettings k, String bootstrap) {
         return new KafkaSettings(bootstrap, k.topicPrefix(), k.publishPartitions(), k.sessionEventPartitions(),
-                k.devicePersistedPartitions(), k.replicationFactor(), k.requestTimeout());
+                k.devicePersistedPartitions(), k.replicationFactor(), k.requestTimeout(), k.minInsyncReplicas(),
+                k.maxPacketSize());
+    }
+
+    /**
+     * A cluster whose topics live on one Kafka replica loses acknowledged messages with that
+     * broker's disk; a production cluster sets both values below (the defaults fit one Kafka broker).
+     */
+    private static void warnIfUnreplicated(KafkaSettings k) {
+        if (k.replicationFactor() < 3 || k.minInsyncReplicas() < 2) {
+            log.warn("Kafka topics are created with replication factor {} and min.insync.replicas {}: an"
+                    + " acknowledged PUBLISH is lost if a single Kafka broker fails. A production cluster sets"
+                    + " kafka.replication-factor (KAFKA_REPLICATION_FACTOR) to 3 and kafka.min-insync-replicas"
+                    + " (KAFKA_MIN_INSYNC_REPLICAS) to 2", k.replicationFactor(), k.minInsyncReplicas());
+        }
     }
 
     private static void requireExternal(boolean present, String what, String setting) {

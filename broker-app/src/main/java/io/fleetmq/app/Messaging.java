@@ -5,10 +5,12 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.DeadLetters;
 import io.fleetmq.kafka.GroupConsumer;
 import io.fleetmq.kafka.KafkaClients;
 import io.fleetmq.kafka.TopicLayout;
@@ -84,6 +86,10 @@ final class Messaging implements AutoCloseable {
     private final Membership membership;
     private final SessionDirectory directory;
     private final ClusterRouter router;
+    private final DeadLetters deadLetters;
+    private final BrokerTopics topics;
+    /** A retained update failed for a reason that may pass: the batch is routed again. */
+    private boolean retainedFailed;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -107,6 +113,7 @@ final class Messaging implements AutoCloseable {
         String nodeId = config.nodeId();
         Duration requestTimeout = kafka.settings().requestTimeout();
         BrokerTopics topics = new BrokerTopics(kafka.settings().topicPrefix());
+        this.topics = topics;
         // Actors run on a work-stealing pool sized to the cores: a mailbox is a short task, and
         // async mode keeps the tasks of many mailboxes in FIFO order.
         this.actorPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors(),
@@ -131,6 +138,8 @@ final class Messaging implements AutoCloseable {
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
                 .ensureNodeTopics(nodeId, cluster.downlinkPartitions());
         this.clusterProducer = new ClusterProducer(kafka);
+        // One per consumer: each waits for its own dead letters before it commits.
+        this.deadLetters = new DeadLetters(clusterProducer, topics, meters, requestTimeout);
         this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis, loops);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
@@ -147,7 +156,7 @@ final class Messaging implements AutoCloseable {
                 new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()));
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
-                new DeliveryGate(), drops);
+                new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes());
 
         // Positioned at the end of this node's topics before anyone learns the node exists.
         try {
@@ -208,7 +217,8 @@ final class Messaging implements AutoCloseable {
                         .withOwnership(sequencer::ownership)
                         .withIdle(sequencer::idle, Duration.ofMillis(100))
                         .withSessionTimeout(cluster.nodeTimeout())
-                        .withSupervisor(loops));
+                        .withSupervisor(loops)
+                        .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));
         sequence.start();
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
@@ -218,14 +228,15 @@ final class Messaging implements AutoCloseable {
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
                         .withSessionTimeout(cluster.nodeTimeout())
-                        .withSupervisor(loops));
+                        .withSupervisor(loops)
+                        .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));
         devicePersisted.start();
 
         NodeInbox nodeInbox = inbox;
         consumer = new PublishConsumer(kafka, meters, this::route,
                 owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, nodeInbox,
                         requestTimeout),
-                router::flushed, cluster.nodeTimeout(), loops);
+                this::routed, cluster.nodeTimeout(), loops, deadLetters);
         consumer.start();
 
         PublishConsumer routing = consumer;
@@ -278,13 +289,39 @@ final class Messaging implements AutoCloseable {
         if (message.retain()) {
             // [MQTT-3.3.1-5..7] a retained PUBLISH replaces the topic's retained message; an empty
             // payload removes it. Waiting keeps the order with later publishes to the same topic.
-            if (message.payload().length == 0) {
-                retainedStore.delete(message.topic()).join();
-            } else {
-                retainedStore.put(message).join();
+            try {
+                if (message.payload().length == 0) {
+                    retainedStore.delete(message.topic()).join();
+                } else {
+                    retainedStore.put(message).join();
+                }
+            } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                if (DeadLetters.permanent(cause)) {
+                    // Kafka will never take it: kept in the dead-letter topic; subscribers still get it.
+                    deadLetters.send("retained message not storable: " + cause.getMessage(), topics.publish(),
+                            record.partition(), record.offset(), topics.retained(), message.topic(),
+                            MessageCodec.encode(message));
+                } else {
+                    if (!retainedFailed) {
+                        log.warn("Retained message of {} not stored; the batch is routed again: {}", message.topic(),
+                                cause.toString());
+                    }
+                    retainedFailed = true;
+                }
             }
         }
         router.route(message, record.partition(), record.offset());
+    }
+
+    /**
+     * The routing consumer's barrier: every write of the batch is stored (or, where Kafka can never
+     * take it, in the dead-letter topic); false routes the batch again.
+     */
+    private boolean routed() {
+        boolean retainedStored = !retainedFailed;
+        retainedFailed = false;
+        return router.flushed() && retainedStored;
     }
 
     /**

@@ -112,6 +112,27 @@ class StartupErrorsIT {
     }
 
     @Test
+    void aTopicTooSmallForTheMaximumPacketSizeNamesBothSettings() throws Exception {
+        Map<String, String> env = nodeEnv();
+        String prefix = "s" + java.util.UUID.randomUUID().toString().substring(0, 8) + ".";
+        env.put("KAFKA_TOPIC_PREFIX", prefix);
+        java.util.Properties props = new java.util.Properties();
+        props.put("bootstrap.servers", TestServices.shared().kafkaBootstrapServers());
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(props)) {
+            // Created by hand with Kafka's default limit, 1 MiB + 12 bytes: a PUBLISH of the default
+            // packet limit, 1 MiB, cannot be stored in it with its envelope.
+            admin.createTopics(java.util.List.of(new org.apache.kafka.clients.admin.NewTopic(prefix + "publish", 16,
+                    (short) 1).configs(Map.of("max.message.bytes", "1048588")))).all().get();
+        }
+        try (BrokerProcess p = BrokerProcess.start(workDir, env, "node")) {
+            assertEquals(1, p.awaitExit(EXIT));
+            String err = oneLine(p);
+            assertTrue(err.contains("mqtt.max-packet-size (MQTT_MAX_PACKET_SIZE)"), err);
+            assertTrue(err.contains(prefix + "publish has max.message.bytes=1048588"), err);
+        }
+    }
+
+    @Test
     void unreachableExternalDatabase() throws Exception {
         Map<String, String> env = nodeEnv();
         env.put("DATABASE_URL", "jdbc:postgresql://127.0.0.1:" + FreePorts.next() + "/fleetmq");

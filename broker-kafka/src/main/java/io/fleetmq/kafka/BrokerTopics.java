@@ -30,6 +30,15 @@ public final class BrokerTopics {
         return prefix + "device.persisted";
     }
 
+    /**
+     * Records the broker can never handle (too large for Kafka, not decodable, refused for good),
+     * each with headers saying why and where it came from, so they are kept for inspection instead
+     * of stalling the partition they were read from.
+     */
+    public String deadLetter() {
+        return prefix + "dead-letter";
+    }
+
     public String sessions() {
         return prefix + "sessions";
     }

@@ -38,13 +38,15 @@ import org.slf4j.LoggerFactory;
  * own writes to Kafka are stored). If the barrier fails, the batch is read again. Partitions are
  * committed synchronously when revoked, so the next owner starts exactly after this one.
  *
- * <p>Nothing in one record stops the loop: a record that does not decode and a handler that throws
- * are each logged and counted in {@code fleetmq.messages.dropped} (reasons {@code malformed_record},
- * {@code handler_failed}). Anything else ends the consumer: it commits what it handled and leaves
- * the group, and its {@link LoopSupervisor} starts a new consumer after a backoff, which rejoins the
- * group and reads on from the committed offsets (records handled and not committed come again: this
- * is at-least-once anyway). If the supervisor gives up, the partitions stay with the healthy nodes;
- * {@link #isRunning()} and {@link #failure()} tell the node's health check.
+ * <p>Nothing in one record stops the loop: a record that does not decode goes to the dead-letter
+ * topic where the consumer has {@link Hooks#withDeadLetters} (else it is skipped), a handler that
+ * throws is logged; each is counted in {@code fleetmq.messages.dropped} (reasons {@code dead_letter}
+ * or {@code malformed_record}, {@code handler_failed}). Anything else ends the consumer: it commits
+ * what it handled and leaves the group, and its {@link LoopSupervisor} starts a new consumer after a
+ * backoff, which rejoins the group and reads on from the committed offsets (records handled and not
+ * committed come again: this is at-least-once anyway). If the supervisor gives up, the partitions
+ * stay with the healthy nodes; {@link #isRunning()} and {@link #failure()} tell the node's health
+ * check.
  *
  * @param <T> what a record decodes to
  */
@@ -69,22 +71,23 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
     /** The optional hooks of a consumer; every one runs on the consumer thread. */
     public record Hooks(BooleanSupplier beforeCommit, Consumer<Set<Integer>> ownership, Runnable idle,
-                        Duration pollTimeout, Duration sessionTimeout, LoopSupervisor supervisor) {
+                        Duration pollTimeout, Duration sessionTimeout, LoopSupervisor supervisor,
+                        DeadLetters deadLetters) {
 
         public static Hooks none() {
-            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null, null);
+            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null, null, null);
         }
 
         public Hooks withBeforeCommit(BooleanSupplier b) {
-            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout, supervisor);
+            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout, supervisor, deadLetters);
         }
 
         public Hooks withOwnership(Consumer<Set<Integer>> o) {
-            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout, supervisor);
+            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout, supervisor, deadLetters);
         }
 
         public Hooks withIdle(Runnable i, Duration everyAtMost) {
-            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout, supervisor);
+            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout, supervisor, deadLetters);
         }
 
         /**
@@ -93,7 +96,15 @@ public final class GroupConsumer<T> implements AutoCloseable {
          * watches (its give-up shows only in {@link #isRunning()}).
          */
         public Hooks withSupervisor(LoopSupervisor s) {
-            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, s);
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, s, deadLetters);
+        }
+
+        /**
+         * Records that do not decode go to the dead-letter topic (counted as {@code dead_letter})
+         * instead of being skipped; a batch is committed only once its dead letters are stored.
+         */
+        public Hooks withDeadLetters(DeadLetters d) {
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, supervisor, d);
         }
 
         /**
@@ -102,7 +113,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
          * {@code group.min.session.timeout.ms} (6 s by default).
          */
         public Hooks withSessionTimeout(Duration timeout) {
-            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout, supervisor);
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout, supervisor, deadLetters);
         }
     }
 
@@ -243,7 +254,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
                     }
                     batch.put(partition, new OffsetAndMetadata(next));
                 }
-                if (!hooks.beforeCommit().getAsBoolean()) {
+                if (!workDone()) {
                     // What the handler started did not complete: read the batch again.
                     log.warn("{}: work of a batch did not complete; reading it again", role);
                     firsts.forEach(consumer::seek);
@@ -277,6 +288,11 @@ public final class GroupConsumer<T> implements AutoCloseable {
             }
             value = decoder.decode(record.value());
         } catch (MessageFormatException e) {
+            if (hooks.deadLetters() != null) {
+                hooks.deadLetters().send("malformed record: " + e.getMessage(), topic, record.partition(),
+                        record.offset(), null, record.key(), record.value());
+                return;
+            }
             malformed.increment();
             log.warn("Skipping malformed record in {} partition {} offset {}: {}", topic, record.partition(),
                     record.offset(), e.getMessage());
@@ -291,9 +307,19 @@ public final class GroupConsumer<T> implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the work the handler started for the batch is done and its dead letters stored; both
+     * are asked every time, so neither carries a failure over to the next batch.
+     */
+    private boolean workDone() {
+        boolean handled = hooks.beforeCommit().getAsBoolean();
+        boolean deadLettersStored = hooks.deadLetters() == null || hooks.deadLetters().flushed();
+        return handled && deadLettersStored;
+    }
+
     private void shutDown() {
         try {
-            if (hooks.beforeCommit().getAsBoolean()) {
+            if (workDone()) {
                 commit(new HashMap<>(handled));
             }
         } catch (RuntimeException e) {
@@ -366,7 +392,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
                     offsets.put(p, offset);
                 }
             }
-            if (hooks.beforeCommit().getAsBoolean()) {
+            if (workDone()) {
                 commit(offsets);
             }
             log.info("{} partitions revoked from this node: {}", role, sorted(partitions));

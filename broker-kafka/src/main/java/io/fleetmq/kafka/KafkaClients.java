@@ -56,6 +56,9 @@ public final class KafkaClients {
                 settings.requestTimeout().toMillis() * 2, 10_000));
         props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) settings.requestTimeout().toMillis());
         props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, settings.requestTimeout().toMillis());
+        // A PUBLISH of the largest packet size, in its envelope, must fit (RecordLimits); Kafka's
+        // default of 1 MiB does not take it.
+        props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, settings.recordLimits().maxRecordBytes());
         props.putAll(overrides);
         return new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
     }
@@ -69,6 +72,9 @@ public final class KafkaClients {
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // Kafka hands out a batch larger than this anyway, but only one per fetch: sized so a
+        // partition of records near the limit is still read at full batches.
+        props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, settings.recordLimits().topicMaxMessageBytes());
         props.putAll(overrides);
         return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
     }

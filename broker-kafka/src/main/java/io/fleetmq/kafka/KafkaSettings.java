@@ -17,6 +17,11 @@ import java.util.Objects;
  *                              broker, 3 in production
  * @param requestTimeout        how long one admin or health request may take before Kafka counts as
  *                              unreachable
+ * @param minInsyncReplicas     {@code min.insync.replicas} of every topic the broker creates (and the
+ *                              least it accepts on existing ones): how many replicas must have a
+ *                              write before acks=all confirms it; 1 on a single broker, 2 in
+ *                              production
+ * @param maxPacketSize         {@code mqtt.max-packet-size}: sizes records, see {@link RecordLimits}
  */
 public record KafkaSettings(
         String bootstrapServers,
@@ -25,7 +30,17 @@ public record KafkaSettings(
         int sessionEventPartitions,
         int devicePersistedPartitions,
         short replicationFactor,
-        Duration requestTimeout) {
+        Duration requestTimeout,
+        int minInsyncReplicas,
+        int maxPacketSize) {
+
+    /** With {@code min.insync.replicas=1} and the default MQTT packet limit of 1 MiB. */
+    public KafkaSettings(String bootstrapServers, String topicPrefix, int publishPartitions,
+            int sessionEventPartitions, int devicePersistedPartitions, short replicationFactor,
+            Duration requestTimeout) {
+        this(bootstrapServers, topicPrefix, publishPartitions, sessionEventPartitions, devicePersistedPartitions,
+                replicationFactor, requestTimeout, 1, RecordLimits.DEFAULT_MAX_PACKET_SIZE);
+    }
 
     public KafkaSettings {
         Objects.requireNonNull(bootstrapServers, "bootstrapServers");
@@ -37,5 +52,16 @@ public record KafkaSettings(
         if (replicationFactor < 1) {
             throw new IllegalArgumentException("replication factor must be at least 1");
         }
+        if (minInsyncReplicas < 1) {
+            throw new IllegalArgumentException("min.insync.replicas must be at least 1");
+        }
+        if (maxPacketSize < 1) {
+            throw new IllegalArgumentException("maximum packet size must be positive");
+        }
+    }
+
+    /** How large the broker's records may be, from {@link #maxPacketSize()}. */
+    public RecordLimits recordLimits() {
+        return new RecordLimits(maxPacketSize);
     }
 }

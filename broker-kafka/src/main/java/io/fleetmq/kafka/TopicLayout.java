@@ -52,6 +52,7 @@ public final class TopicLayout {
         declared.add(topic(topics.publish(), settings.publishPartitions(), Map.of()));
         declared.add(topic(topics.sessionEvents(), settings.sessionEventPartitions(), Map.of()));
         declared.add(topic(topics.devicePersisted(), settings.devicePersistedPartitions(), Map.of()));
+        declared.add(topic(topics.deadLetter(), 1, Map.of()));
         for (String state : topics.stateTopics()) {
             declared.add(topic(state, 1, Map.of(
                     TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT)));
@@ -92,6 +93,7 @@ public final class TopicLayout {
         }
         Map<String, TopicDescription> descriptions = await(() -> admin.describeTopics(
                 declared.stream().map(NewTopic::name).toList()).allTopicNames(), "describe node topics");
+        verifyRecordConfigs(declared.stream().map(NewTopic::name).toList());
         awaitLeadersServing(descriptions);
         return descriptions.get(topics.downlink(nodeId)).partitions().size();
     }
@@ -158,11 +160,73 @@ public final class TopicLayout {
                         t.name(), actual, t.numPartitions(), actual);
             }
         }
+        verifyRecordConfigs(names);
         return descriptions;
     }
 
+    /**
+     * Checks that every topic takes the broker's largest record and keeps as many in-sync replicas
+     * as configured. {@code describeConfigs} answers a topic's effective {@code max.message.bytes}:
+     * its own override, else the Kafka broker's {@code message.max.bytes}.
+     *
+     * @throws TopicLayoutException naming the topic, its value and the broker setting it must fit
+     */
+    public void verifyRecordConfigs(Collection<String> names) {
+        List<ConfigResource> resources = names.stream()
+                .map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList();
+        Map<ConfigResource, Config> configs = await(() -> admin.describeConfigs(resources).all(),
+                "describe topic configs");
+        RecordLimits limits = settings.recordLimits();
+        for (String name : names) {
+            Config config = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, name));
+            long maxMessageBytes = longConfig(config, TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Long.MAX_VALUE);
+            if (maxMessageBytes < limits.topicMaxMessageBytes()) {
+                throw new TopicLayoutException(recordSizeProblem(name, maxMessageBytes));
+            }
+            long minInsync = longConfig(config, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Long.MAX_VALUE);
+            if (minInsync < settings.minInsyncReplicas()) {
+                throw new TopicLayoutException("Kafka topic " + name + " has min.insync.replicas=" + minInsync
+                        + " but kafka.min-insync-replicas (KAFKA_MIN_INSYNC_REPLICAS) asks for "
+                        + settings.minInsyncReplicas() + "; raise the topic's min.insync.replicas or lower the setting");
+            }
+        }
+    }
+
+    /** The one line a node refuses to start with when a topic cannot take its largest record. */
+    String recordSizeProblem(String topic, long maxMessageBytes) {
+        RecordLimits limits = settings.recordLimits();
+        return "Kafka topic " + topic + " has max.message.bytes=" + maxMessageBytes + " but mqtt.max-packet-size"
+                + " (MQTT_MAX_PACKET_SIZE) " + limits.maxPacketSize() + " needs at least "
+                + limits.topicMaxMessageBytes() + "; raise the topic's max.message.bytes (or the Kafka broker's"
+                + " message.max.bytes) or lower mqtt.max-packet-size";
+    }
+
+    private static long longConfig(Config config, String key, long absent) {
+        ConfigEntry entry = config == null ? null : config.get(key);
+        if (entry == null || entry.value() == null) {
+            return absent;
+        }
+        try {
+            return Long.parseLong(entry.value().trim());
+        } catch (NumberFormatException e) {
+            return absent;
+        }
+    }
+
     private NewTopic topic(String name, int partitions, Map<String, String> config) {
-        return new NewTopic(name, partitions, settings.replicationFactor()).configs(config);
+        return new NewTopic(name, partitions, settings.replicationFactor())
+                .configs(withRecordConfigs(settings, config));
+    }
+
+    /**
+     * {@code config} plus what every topic of the broker is created with: room for the largest
+     * record (see {@link RecordLimits}) and the configured {@code min.insync.replicas}.
+     */
+    public static Map<String, String> withRecordConfigs(KafkaSettings settings, Map<String, String> config) {
+        Map<String, String> all = new HashMap<>(config);
+        all.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(settings.recordLimits().topicMaxMessageBytes()));
+        all.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(settings.minInsyncReplicas()));
+        return all;
     }
 
     /**

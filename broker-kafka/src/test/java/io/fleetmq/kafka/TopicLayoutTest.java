@@ -82,6 +82,64 @@ class TopicLayoutTest {
         assertTrue(e.getMessage().contains(topics.sessions() + " has cleanup.policy=delete"), e.getMessage());
     }
 
+    private String config(String topic, String key) throws Exception {
+        ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        return admin.describeConfigs(List.of(r)).all().get().get(r).get(key).value();
+    }
+
+    @Test
+    void everyCreatedTopicTakesTheLargestRecordAndKeepsTheConfiguredInSyncReplicas() throws Exception {
+        new TopicLayout(admin, settings, topics).ensure();
+        new TopicLayout(admin, settings, topics).ensureNodeTopics("node-1", 2);
+        String expected = Integer.toString(settings.recordLimits().topicMaxMessageBytes());
+        List<String> all = new java.util.ArrayList<>(List.of(topics.publish(), topics.sessionEvents(),
+                topics.devicePersisted(), topics.deadLetter(), topics.node("node-1"), topics.downlink("node-1")));
+        all.addAll(topics.stateTopics());
+        for (String topic : all) {
+            assertEquals(expected, config(topic, TopicConfig.MAX_MESSAGE_BYTES_CONFIG), topic);
+            assertEquals("1", config(topic, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG), topic);
+        }
+        var app = new io.fleetmq.kafka.app.AppTopics(admin, settings, Duration.ofHours(1), 1_048_576, 2);
+        assertTrue(app.ensure("app-1"));
+        assertTrue(app.ensureSharedAsync("g", "a/#").get(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(expected, config(app.topic("app-1"), TopicConfig.MAX_MESSAGE_BYTES_CONFIG));
+        assertEquals(expected, config(app.sharedTopic("g", "a/#"), TopicConfig.MAX_MESSAGE_BYTES_CONFIG));
+    }
+
+    @Test
+    void refusesATopicThatCannotTakeAPacketOfTheMaximumSize() throws Exception {
+        // Kafka's own default, 1 MiB + 12 bytes: a PUBLISH of the default packet limit does not fit.
+        admin.createTopics(List.of(new NewTopic(topics.publish(), 4, (short) 1)
+                .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "1048588")))).all().get();
+        TopicLayoutException e = assertThrows(TopicLayoutException.class,
+                () -> new TopicLayout(admin, settings, topics).ensure());
+        assertEquals(1, e.getMessage().lines().count());
+        assertTrue(e.getMessage().contains(topics.publish() + " has max.message.bytes=1048588"), e.getMessage());
+        assertTrue(e.getMessage().contains("mqtt.max-packet-size (MQTT_MAX_PACKET_SIZE) 1048576"), e.getMessage());
+    }
+
+    @Test
+    void aSmallerPacketLimitAcceptsTheSameTopic() throws Exception {
+        admin.createTopics(List.of(new NewTopic(topics.publish(), 4, (short) 1)
+                .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "1048588")))).all().get();
+        KafkaSettings small = new KafkaSettings(settings.bootstrapServers(), settings.topicPrefix(), 4, 3, 2,
+                (short) 1, Duration.ofSeconds(10), 1, 600_000);
+        new TopicLayout(admin, small, topics).ensure();
+        assertEquals(Integer.toString(small.recordLimits().topicMaxMessageBytes()),
+                config(topics.sessions(), TopicConfig.MAX_MESSAGE_BYTES_CONFIG));
+    }
+
+    @Test
+    void refusesATopicWithFewerInSyncReplicasThanConfigured() throws Exception {
+        admin.createTopics(List.of(new NewTopic(topics.devicePersisted(), 2, (short) 1).configs(Map.of(
+                TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "2000000")))).all().get();
+        KafkaSettings strict = new KafkaSettings(settings.bootstrapServers(), settings.topicPrefix(), 4, 3, 2,
+                (short) 1, Duration.ofSeconds(10), 2, RecordLimits.DEFAULT_MAX_PACKET_SIZE);
+        TopicLayoutException e = assertThrows(TopicLayoutException.class,
+                () -> new TopicLayout(admin, strict, topics).verifyRecordConfigs(List.of(topics.devicePersisted())));
+        assertTrue(e.getMessage().contains("kafka.min-insync-replicas (KAFKA_MIN_INSYNC_REPLICAS)"), e.getMessage());
+    }
+
     @Test
     void healthCheckIsUpAgainstTheEmbeddedKafkaAndDownAgainstNothing() {
         assertTrue(new KafkaHealthCheck(admin, settings).check().up());

@@ -114,14 +114,7 @@ public record BrokerConfig(
                         s.integer("mqtt.outbound-topic-alias-maximum", 0, 65_535)),
                 s.integer("mqtt.connect-timeout", 1, 3_600),
                 s.integer("mqtt.max-write-buffer", 1_024, 1_073_741_824),
-                new KafkaSettings(
-                        s.string("kafka.bootstrap-servers"),
-                        s.string("kafka.topic-prefix"),
-                        s.integer("kafka.publish-partitions", 1, 10_000),
-                        s.integer("kafka.session-events-partitions", 1, 10_000),
-                        s.integer("kafka.device-persisted-partitions", 1, 10_000),
-                        (short) s.integer("kafka.replication-factor", 1, 32),
-                        positive(s, "kafka.request-timeout")),
+                kafka(s),
                 s.longValue("kafka.publish-buffer", 1_048_576, 2_147_483_647L),
                 cluster(s, nodeId),
                 positive(s, "cluster.loop-give-up-after"),
@@ -144,6 +137,26 @@ public record BrokerConfig(
                         s.port("embedded.kafka-controller-port"),
                         s.port("embedded.redis-port"),
                         s.port("embedded.postgres-port")));
+    }
+
+    private static KafkaSettings kafka(Settings s) {
+        short replication = (short) s.integer("kafka.replication-factor", 1, 32);
+        int minInsync = s.integer("kafka.min-insync-replicas", 1, 32);
+        if (minInsync > replication) {
+            // Kafka would refuse every acks=all write: no PUBLISH could ever be acknowledged.
+            throw s.invalid("kafka.min-insync-replicas", s.string("kafka.min-insync-replicas"),
+                    "must not exceed kafka.replication-factor (" + replication + ")");
+        }
+        return new KafkaSettings(
+                s.string("kafka.bootstrap-servers"),
+                s.string("kafka.topic-prefix"),
+                s.integer("kafka.publish-partitions", 1, 10_000),
+                s.integer("kafka.session-events-partitions", 1, 10_000),
+                s.integer("kafka.device-persisted-partitions", 1, 10_000),
+                replication,
+                positive(s, "kafka.request-timeout"),
+                minInsync,
+                s.integer("mqtt.max-packet-size", 16, 268_435_455));
     }
 
     private static String pattern(Settings s, String key) {

@@ -74,4 +74,28 @@ class BrokerConfigTest {
         assertEquals("listeners.tcp.port (MQTT_TCP_PORT)", config().tcp().portSetting());
         assertEquals("listeners.wss.port (MQTT_WSS_PORT)", config().wss().portSetting());
     }
+
+    @Test
+    void minInSyncReplicasIsOneUnlessSetAndNeverAboveTheReplicationFactor() {
+        assertEquals(1, config().kafka().minInsyncReplicas());
+        env.put("KAFKA_REPLICATION_FACTOR", "3");
+        env.put("KAFKA_MIN_INSYNC_REPLICAS", "2");
+        assertEquals(2, config().kafka().minInsyncReplicas());
+        env.put("KAFKA_MIN_INSYNC_REPLICAS", "4");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertEquals(1, e.getMessage().lines().count());
+        assertTrue(e.getMessage().contains("kafka.min-insync-replicas (KAFKA_MIN_INSYNC_REPLICAS)"), e.getMessage());
+        assertTrue(e.getMessage().contains("kafka.replication-factor"), e.getMessage());
+        env.put("KAFKA_MIN_INSYNC_REPLICAS", "two");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("kafka.min-insync-replicas (KAFKA_MIN_INSYNC_REPLICAS)"), e.getMessage());
+    }
+
+    @Test
+    void kafkaRecordsAreSizedFromTheMaximumPacketSize() {
+        assertEquals(1_048_576, config().kafka().maxPacketSize());
+        env.put("MQTT_MAX_PACKET_SIZE", "2097152");
+        assertEquals(2_097_152, config().kafka().recordLimits().maxPacketSize());
+        assertTrue(config().kafka().recordLimits().maxRecordBytes() > 2_097_152);
+    }
 }

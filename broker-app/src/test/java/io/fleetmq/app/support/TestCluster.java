@@ -93,6 +93,11 @@ public final class TestCluster implements AutoCloseable {
         return cluster;
     }
 
+    /** The Kafka topic prefix of this cluster's topics and consumer groups. */
+    public String topicPrefix() {
+        return env.get("KAFKA_TOPIC_PREFIX");
+    }
+
     /** Node {@code n}, counting from 1. */
     public Node node(int n) {
         return nodes.get(n - 1);

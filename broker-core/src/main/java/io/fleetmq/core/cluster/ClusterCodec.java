@@ -34,6 +34,10 @@ public final class ClusterCodec {
     private static final byte COMMAND_TAKE_OVER = 21;
     private static final byte COMMAND_QUEUED = 22;
     private static final byte DOWNLINK = 30;
+    /** A part of a split downlink after the first: {@link #DOWNLINK} with the part number after the offset. */
+    private static final byte DOWNLINK_PART = 31;
+    /** Version, type, source partition, offset, part, subscription count, message length. */
+    private static final int DOWNLINK_HEADER_BYTES = 2 + 4 + 8 + 4 + 4 + 4;
 
     private ClusterCodec() {
     }
@@ -131,12 +135,113 @@ public final class ClusterCodec {
     }
 
     public static byte[] encode(Downlink d) {
-        return write(DOWNLINK, out -> {
+        return encode(d, MessageCodec.encode(d.message()));
+    }
+
+    /**
+     * Encodes {@code d} with its message already encoded: the parts of a split record share one
+     * encoding of a message that may be megabytes large.
+     */
+    public static byte[] encode(Downlink d, byte[] encodedMessage) {
+        // The first part keeps the unsplit layout, so a record that needs no split reads as before.
+        return write(d.part() == 0 ? DOWNLINK : DOWNLINK_PART, out -> {
             out.writeInt(d.sourcePartition());
             out.writeLong(d.sourceOffset());
+            if (d.part() > 0) {
+                out.writeInt(d.part());
+            }
             subscriptions(out, d.matched());
-            bytes(out, MessageCodec.encode(d.message()));
+            bytes(out, encodedMessage);
         });
+    }
+
+    /**
+     * Splits {@code d} into parts whose encodings stay within {@code maxBytes}, numbered from 0 in
+     * order; one part, {@code d} itself, when it fits. A client's subscriptions stay in one part
+     * where they fit together, so overlapping subscriptions still give it one copy [MQTT-3.3.4-2];
+     * only a client whose subscriptions alone exceed the limit is spread over parts. A part holds
+     * at least one subscription, so a single subscription too large with the message still makes
+     * one (too large) part: the writer's permanent error then puts it in the dead-letter topic.
+     *
+     * @param encodedMessageBytes the length of {@code MessageCodec.encode(d.message())}
+     */
+    public static List<Downlink> split(Downlink d, int encodedMessageBytes, int maxBytes) {
+        long whole = DOWNLINK_HEADER_BYTES + (long) encodedMessageBytes;
+        for (Subscription s : d.matched()) {
+            whole += encodedSize(s);
+        }
+        if (whole <= maxBytes || d.matched().size() <= 1) {
+            return List.of(d);
+        }
+        long room = maxBytes - DOWNLINK_HEADER_BYTES - (long) encodedMessageBytes;
+        if (room <= 0) {
+            return List.of(d); // the message alone is too large: one record, dead-lettered once, not one per part
+        }
+        List<List<Subscription>> parts = new ArrayList<>();
+        List<Subscription> current = new ArrayList<>();
+        long used = 0;
+        for (List<Subscription> client : io.fleetmq.core.subscription.Matches.byClient(d.matched()).values()) {
+            long clientBytes = 0;
+            for (Subscription s : client) {
+                clientBytes += encodedSize(s);
+            }
+            if (used + clientBytes <= room || current.isEmpty() && clientBytes <= room) {
+                current.addAll(client);
+                used += clientBytes;
+                continue;
+            }
+            if (clientBytes <= room) {
+                parts.add(current);
+                current = new ArrayList<>(client);
+                used = clientBytes;
+                continue;
+            }
+            for (Subscription s : client) { // too many for one part even alone: one at a time
+                long size = encodedSize(s);
+                if (!current.isEmpty() && used + size > room) {
+                    parts.add(current);
+                    current = new ArrayList<>();
+                    used = 0;
+                }
+                current.add(s);
+                used += size;
+            }
+        }
+        if (!current.isEmpty()) {
+            parts.add(current);
+        }
+        List<Downlink> split = new ArrayList<>(parts.size());
+        for (int i = 0; i < parts.size(); i++) {
+            split.add(new Downlink(d.sourcePartition(), d.sourceOffset(), d.message(), parts.get(i), i));
+        }
+        return split;
+    }
+
+    /** Bytes {@code s} takes in a downlink record. */
+    static long encodedSize(Subscription s) {
+        return 4 + utf8Length(s.clientId()) + 4 + utf8Length(s.topicFilter()) + 4 + utf8Length(s.shareGroup())
+                + 1 + 4 + 4 + utf8Length(s.nodeId());
+    }
+
+    private static long utf8Length(String s) {
+        if (s == null) {
+            return 0;
+        }
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c)) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
     }
 
     // ------------------------------------------------------------------ decode
@@ -191,12 +296,41 @@ public final class ClusterCodec {
     }
 
     public static Downlink decodeDownlink(byte[] bytes) throws MessageFormatException {
-        return read(bytes, DOWNLINK, in -> {
+        boolean part = bytes != null && bytes.length >= 2 && bytes[1] == DOWNLINK_PART;
+        return read(bytes, part ? DOWNLINK_PART : DOWNLINK, in -> {
             int partition = in.getInt();
             long offset = in.getLong();
+            int number = part ? in.getInt() : 0;
+            if (part && number < 1) {
+                throw new MessageFormatException("downlink part " + number + " out of range");
+            }
             List<Subscription> matched = subscriptions(in);
-            return new Downlink(partition, offset, MessageCodec.decode(bytes(in)), matched);
+            return new Downlink(partition, offset, MessageCodec.decode(bytes(in)), matched, number);
         });
+    }
+
+    /**
+     * The source of a downlink record, from its first bytes only: a reader that skips repeats need
+     * not decode a message that may be megabytes large.
+     */
+    public static Downlink.Source downlinkSource(byte[] bytes) throws MessageFormatException {
+        if (bytes == null || bytes.length < 2 + 4 + 8) {
+            throw new MessageFormatException("record too short");
+        }
+        if (bytes[0] != FORMAT_VERSION || bytes[1] != DOWNLINK && bytes[1] != DOWNLINK_PART) {
+            throw new MessageFormatException("not a downlink record (version " + bytes[0] + ", type " + bytes[1] + ")");
+        }
+        ByteBuffer in = ByteBuffer.wrap(bytes, 2, bytes.length - 2);
+        int partition = in.getInt();
+        long offset = in.getLong();
+        int part = 0;
+        if (bytes[1] == DOWNLINK_PART) {
+            if (in.remaining() < 4) {
+                throw new MessageFormatException("record truncated");
+            }
+            part = in.getInt();
+        }
+        return new Downlink.Source(partition, offset, part);
     }
 
     // ------------------------------------------------------------------ helpers

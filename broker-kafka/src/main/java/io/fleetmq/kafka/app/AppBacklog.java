@@ -1,5 +1,8 @@
 package io.fleetmq.kafka.app;
 
+import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.cluster.Downlink;
+import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.kafka.KafkaClients;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -40,6 +43,15 @@ import org.slf4j.LoggerFactory;
  * records up to it are marked as redeliveries (DUP) when they are read again. When a shared member
  * loses partitions, what the session asked to commit so far is committed first; records of those
  * partitions that were sent and not yet acknowledged go to the partitions' new reader again.
+ *
+ * <p>Repeats are skipped. The node routing a {@code publish} partition may write a message to the
+ * backlog twice: it routes its batch again when a write failed, and a node taking a partition over
+ * routes again what the previous owner had not committed. Those repeats are exactly the messages of
+ * a {@code publish} partition at or below the highest offset (and part) already written for it, so
+ * the reader keeps that highest source position per publish partition and skips what is not above
+ * it, as the DEVICE queues do in Redis. The positions of the records below the committed offset go
+ * into the commit's metadata ({@link Position}), so a reader started later, on any node, knows them
+ * too: a repeat may sit after the committed offset while its original sat before it.
  */
 public final class AppBacklog implements AutoCloseable {
 
@@ -71,6 +83,12 @@ public final class AppBacklog implements AutoCloseable {
     private final Map<Integer, Long> lastSentBefore = new HashMap<>();
     private final Map<Integer, Long> lastCommitted = new HashMap<>();
     private final ArrayDeque<Record> buffer = new ArrayDeque<>();
+    /** Per backlog partition: the highest source position per publish partition read so far. */
+    private final Map<Integer, Map<Integer, Downlink.Source>> seen = new HashMap<>();
+    /** Per backlog partition: the same, for the records below the committed offset only. */
+    private final Map<Integer, Map<Integer, Downlink.Source>> committedSeen = new HashMap<>();
+    /** Per backlog partition: (backlog offset, source) of records read and not yet below a commit. */
+    private final Map<Integer, ArrayDeque<Map.Entry<Long, Downlink.Source>>> uncommittedSources = new HashMap<>();
     /** A commit waits for a rebalance to finish: poll, even with records still buffered. */
     private boolean rebalancing;
     private final long startAtMillis;
@@ -211,7 +229,7 @@ public final class AppBacklog implements AutoCloseable {
                     rebalancing = false;
                     try {
                         for (ConsumerRecord<String, byte[]> rec : consumer.poll(wait)) {
-                            if (rec.value() != null) {
+                            if (rec.value() != null && !repeat(rec.partition(), rec.offset(), rec.value())) {
                                 buffer.add(new Record(rec.partition(), rec.offset(), rec.value(),
                                         rec.offset() <= lastSentBefore.getOrDefault(rec.partition(), -1L)));
                             }
@@ -283,9 +301,124 @@ public final class AppBacklog implements AutoCloseable {
 
     private void remember(int partitionNumber, OffsetAndMetadata at) {
         lastCommitted.put(partitionNumber, at.offset());
-        String meta = at.metadata();
-        if (meta != null && meta.startsWith("lastSent=")) {
-            lastSentBefore.put(partitionNumber, Long.parseLong(meta.substring("lastSent=".length())));
+        Position position = Position.parse(at.metadata());
+        if (position.lastSent() >= 0) {
+            lastSentBefore.put(partitionNumber, position.lastSent());
+        }
+        committedSeen.put(partitionNumber, new HashMap<>(position.seen()));
+        seen.put(partitionNumber, new HashMap<>(position.seen()));
+        uncommittedSources.remove(partitionNumber);
+    }
+
+    /**
+     * Whether the record repeats a message already read from this backlog partition: its source
+     * position is not above the highest one read for its publish partition. A record that is not a
+     * downlink record is no repeat; the session decides what to do with it.
+     */
+    private boolean repeat(int partitionNumber, long offset, byte[] value) {
+        Downlink.Source source;
+        try {
+            source = ClusterCodec.downlinkSource(value);
+        } catch (MessageFormatException e) {
+            return false;
+        }
+        Map<Integer, Downlink.Source> highest = seen.computeIfAbsent(partitionNumber, p -> new HashMap<>());
+        Downlink.Source before = highest.get(source.partition());
+        if (before != null && !source.after(before.offset(), before.part())) {
+            log.debug("Skipping repeat of publish {}/{} at {} offset {}", source.partition(), source.offset(), topic,
+                    offset);
+            return true;
+        }
+        highest.put(source.partition(), source);
+        uncommittedSources.computeIfAbsent(partitionNumber, p -> new ArrayDeque<>())
+                .add(Map.entry(offset, source));
+        return false;
+    }
+
+    /** The source positions of the records below {@code nextOffset}: what a commit there covers. */
+    private Map<Integer, Downlink.Source> seenBelow(int partitionNumber, long nextOffset) {
+        Map<Integer, Downlink.Source> below = new HashMap<>(committedSeen.getOrDefault(partitionNumber, Map.of()));
+        for (Map.Entry<Long, Downlink.Source> e : uncommittedSources.getOrDefault(partitionNumber, new ArrayDeque<>())) {
+            if (e.getKey() >= nextOffset) {
+                break; // in offset order
+            }
+            below.merge(e.getValue().partition(), e.getValue(),
+                    (a, b) -> b.after(a.offset(), a.part()) ? b : a);
+        }
+        return below;
+    }
+
+    /** A commit at {@code nextOffset} is made: what it covers is now known to later readers. */
+    private void committedAt(int partitionNumber, long nextOffset, Map<Integer, Downlink.Source> below) {
+        committedSeen.put(partitionNumber, below);
+        ArrayDeque<Map.Entry<Long, Downlink.Source>> q = uncommittedSources.get(partitionNumber);
+        while (q != null && !q.isEmpty() && q.peekFirst().getKey() < nextOffset) {
+            q.pollFirst();
+        }
+    }
+
+    /**
+     * What a commit's metadata holds: the highest offset ever sent to the client (records up to it
+     * are redeliveries), and per publish partition the highest source position below the committed
+     * offset. Written as {@code lastSent=<n>;seen=<p>:<offset>[.<part>],...} with numbers in base 36:
+     * Kafka keeps at most {@code offset.metadata.max.bytes} (4096 by default) per commit, which this
+     * fits for some 250 publish partitions; beyond {@link #MAX_METADATA_CHARS} the positions are left
+     * out (a restart may then let repeats through, but the commit never fails for it).
+     */
+    record Position(long lastSent, Map<Integer, Downlink.Source> seen) {
+
+        static final int MAX_METADATA_CHARS = 4_000;
+
+        String format() {
+            StringBuilder b = new StringBuilder("lastSent=").append(lastSent);
+            if (!seen.isEmpty()) {
+                StringBuilder positions = new StringBuilder(";seen=");
+                boolean first = true;
+                for (Downlink.Source s : seen.values()) {
+                    if (!first) {
+                        positions.append(',');
+                    }
+                    first = false;
+                    positions.append(Integer.toString(s.partition(), 36)).append(':')
+                            .append(Long.toString(s.offset(), 36));
+                    if (s.part() > 0) {
+                        positions.append('.').append(Integer.toString(s.part(), 36));
+                    }
+                }
+                if (b.length() + positions.length() <= MAX_METADATA_CHARS) {
+                    b.append(positions);
+                }
+            }
+            return b.toString();
+        }
+
+        /** Reads what {@link #format} wrote, or an older {@code lastSent=<n>}; anything else is no position. */
+        static Position parse(String metadata) {
+            long lastSent = -1;
+            Map<Integer, Downlink.Source> seen = new HashMap<>();
+            if (metadata == null) {
+                return new Position(lastSent, seen);
+            }
+            try {
+                for (String field : metadata.split(";")) {
+                    if (field.startsWith("lastSent=")) {
+                        lastSent = Long.parseLong(field.substring("lastSent=".length()));
+                    } else if (field.startsWith("seen=") && field.length() > "seen=".length()) {
+                        for (String entry : field.substring("seen=".length()).split(",")) {
+                            int colon = entry.indexOf(':');
+                            int dot = entry.indexOf('.', colon);
+                            int partition = Integer.parseInt(entry.substring(0, colon), 36);
+                            long offset = Long.parseLong(entry.substring(colon + 1, dot < 0 ? entry.length() : dot), 36);
+                            int part = dot < 0 ? 0 : Integer.parseInt(entry.substring(dot + 1), 36);
+                            seen.put(partition, new Downlink.Source(partition, offset, part));
+                        }
+                    }
+                }
+            } catch (RuntimeException e) {
+                log.warn("Ignoring unreadable backlog commit metadata '{}': {}", metadata, e.toString());
+                return new Position(lastSent, Map.of());
+            }
+            return new Position(lastSent, seen);
         }
     }
 
@@ -327,6 +460,9 @@ public final class AppBacklog implements AutoCloseable {
                 numbers.add(tp.partition());
                 lastCommitted.remove(tp.partition());
                 lastSentBefore.remove(tp.partition());
+                seen.remove(tp.partition());
+                committedSeen.remove(tp.partition());
+                uncommittedSources.remove(tp.partition());
             }
             buffer.removeIf(r -> numbers.contains(r.partition()));
             revoked.accept(numbers);
@@ -349,13 +485,16 @@ public final class AppBacklog implements AutoCloseable {
                 }
             }
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            Map<Integer, Map<Integer, Downlink.Source>> covered = new HashMap<>();
             taken.forEach((p, r) -> {
                 TopicPartition tp = new TopicPartition(topic, p);
                 if (revoked != null && !consumer.assignment().contains(tp)) {
                     return; // no longer ours: its new reader delivers what was not acknowledged
                 }
                 if (r[0] > lastCommitted.getOrDefault(p, -1L) || r[1] > lastSentBefore.getOrDefault(p, -1L)) {
-                    offsets.put(tp, new OffsetAndMetadata(r[0], "lastSent=" + r[1]));
+                    Map<Integer, Downlink.Source> below = seenBelow(p, r[0]);
+                    covered.put(p, below);
+                    offsets.put(tp, new OffsetAndMetadata(r[0], new Position(r[1], below).format()));
                 }
             });
             if (offsets.isEmpty()) {
@@ -381,8 +520,9 @@ public final class AppBacklog implements AutoCloseable {
             }
             offsets.forEach((tp, at) -> {
                 lastCommitted.put(tp.partition(), at.offset());
-                long sent = Long.parseLong(at.metadata().substring("lastSent=".length()));
+                long sent = Position.parse(at.metadata()).lastSent();
                 lastSentBefore.merge(tp.partition(), sent, Math::max);
+                committedAt(tp.partition(), at.offset(), covered.get(tp.partition()));
             });
         }
     }

@@ -2,6 +2,7 @@ package io.fleetmq.kafka.app;
 
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.kafka.TopicLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -120,9 +121,10 @@ public final class AppTopics {
     }
 
     private void configure(NewTopic topic) {
-        topic.configs(Map.of(
+        // Room for the largest record and the configured min.insync.replicas, like every topic of the broker.
+        topic.configs(TopicLayout.withRecordConfigs(settings, Map.of(
                 TopicConfig.RETENTION_MS_CONFIG, Long.toString(retention.toMillis()),
-                TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes)));
+                TopicConfig.RETENTION_BYTES_CONFIG, Long.toString(retentionBytes))));
     }
 
     private boolean create(NewTopic topic, String owner) {

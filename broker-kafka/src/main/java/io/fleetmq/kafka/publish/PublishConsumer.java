@@ -54,13 +54,16 @@ public final class PublishConsumer implements AutoCloseable {
     /** @param sessionTimeout see {@link GroupConsumer.Hooks#withSessionTimeout}; null for Kafka's default */
     public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
             Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout) {
-        this(clients, registry, handler, ownershipListener, beforeCommit, sessionTimeout, null);
+        this(clients, registry, handler, ownershipListener, beforeCommit, sessionTimeout, null, null);
     }
 
-    /** @param supervisor see {@link GroupConsumer.Hooks#withSupervisor}; null for one of its own */
+    /**
+     * @param supervisor  see {@link GroupConsumer.Hooks#withSupervisor}; null for one of its own
+     * @param deadLetters where records that do not decode go; null to skip them (counted as malformed)
+     */
     public PublishConsumer(KafkaClients clients, MeterRegistry registry, Consumer<PublishedRecord> handler,
             Consumer<Set<Integer>> ownershipListener, BooleanSupplier beforeCommit, java.time.Duration sessionTimeout,
-            LoopSupervisor supervisor) {
+            LoopSupervisor supervisor, io.fleetmq.kafka.DeadLetters deadLetters) {
         Objects.requireNonNull(handler, "handler");
         String prefix = clients.settings().topicPrefix();
         this.consumer = new GroupConsumer<>(clients, registry, new BrokerTopics(prefix).publish(), groupId(prefix),
@@ -69,7 +72,8 @@ public final class PublishConsumer implements AutoCloseable {
                 GroupConsumer.Hooks.none().withOwnership(Objects.requireNonNull(ownershipListener, "ownershipListener"))
                         .withBeforeCommit(Objects.requireNonNull(beforeCommit, "beforeCommit"))
                         .withSessionTimeout(sessionTimeout)
-                        .withSupervisor(supervisor));
+                        .withSupervisor(supervisor)
+                        .withDeadLetters(deadLetters));
     }
 
     /** The consumer group all nodes of a broker share for the {@code publish} topic. */

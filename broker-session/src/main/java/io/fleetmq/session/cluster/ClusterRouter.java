@@ -4,11 +4,13 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.subscription.Matches;
 import io.fleetmq.core.subscription.SharedGroupKey;
 import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.DeadLetters;
 import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.session.MessageDrops;
@@ -19,6 +21,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +36,12 @@ import org.slf4j.LoggerFactory;
  * <p>The member is chosen from the message's position, not by a counter, so a node routing a dead
  * node's records again picks the same members and the {@link DeliveryGate} of their nodes drops the
  * repeats.
+ *
+ * <p>A record for many subscribers of one node is split below the Kafka record limit
+ * ({@link ClusterCodec#split}); the parts go in order to the same partition. A write that fails for
+ * good (the record is too large, Kafka refuses it as invalid) goes to the dead-letter topic with its
+ * reason and is counted, so it cannot make the routing consumer read its batch again forever; any
+ * other failure makes {@link #flushed()} false and the batch is routed again.
  */
 public final class ClusterRouter {
 
@@ -48,10 +57,23 @@ public final class ClusterRouter {
     private final DeliveryGate gate;
     private final MessageDrops drops;
     private final AtomicBoolean downlinkFailed = new AtomicBoolean();
+    private final DeadLetters deadLetters;
+    private final int maxRecordValueBytes;
+    /**
+     * Writes that failed for good, waiting for {@link #flushed()} to put them in the dead-letter
+     * topic: on the consumer thread, not in the producer's callback, which must not block on a send.
+     */
+    private final ConcurrentLinkedQueue<Runnable> toDeadLetters = new ConcurrentLinkedQueue<>();
 
+    /**
+     * @param maxRecordValueBytes the most a record value may hold (see {@code RecordLimits}): larger
+     *                            downlink records are split
+     */
     public ClusterRouter(String nodeId, SubscriptionTrie subscriptions, SessionRegistry sessions,
             SessionDirectory directory, Membership membership, ClusterProducer producer, BrokerTopics topics,
-            DeliveryGate gate, MessageDrops drops) {
+            DeliveryGate gate, MessageDrops drops, DeadLetters deadLetters, int maxRecordValueBytes) {
+        this.deadLetters = deadLetters;
+        this.maxRecordValueBytes = maxRecordValueBytes;
         this.nodeId = nodeId;
         this.subscriptions = subscriptions;
         this.sessions = sessions;
@@ -69,12 +91,13 @@ public final class ClusterRouter {
         if (matches.isEmpty()) {
             return;
         }
+        byte[][] encoded = new byte[1][]; // the message's encoding, made once for all its records
         Map<String, List<Subscription>> byNode = new HashMap<>(4);
         for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
             if (application(client.getKey())) {
-                toApplication(client.getKey(), new Downlink(partition, offset, message, client.getValue()));
+                toApplication(client.getKey(), new Downlink(partition, offset, message, client.getValue()), encoded);
             } else if (queuedForDevice(client.getKey(), message, client.getValue())) {
-                toDeviceQueue(client.getKey(), new Downlink(partition, offset, message, client.getValue()));
+                toDeviceQueue(client.getKey(), new Downlink(partition, offset, message, client.getValue()), encoded);
             } else {
                 for (Subscription s : client.getValue()) {
                     byNode.computeIfAbsent(nodeOf(s), n -> new ArrayList<>()).add(s);
@@ -83,16 +106,19 @@ public final class ClusterRouter {
         }
         for (Map.Entry<SharedGroupKey, List<Subscription>> group : matches.shared().entrySet()) {
             if (applicationGroup(group.getValue())) {
-                toSharedApplication(group.getKey(), new Downlink(partition, offset, message, group.getValue()));
+                // The reading member delivers with its own subscription, so the record carries one
+                // member, not the whole group: a group of thousands must not make it too large.
+                toSharedApplication(group.getKey(),
+                        new Downlink(partition, offset, message, List.of(group.getValue().get(0))), encoded);
                 continue;
             }
             Subscription member = choose(group.getValue(), partition, offset);
             if (member == null) {
                 drops.count(MessageDrops.Reason.NO_SESSION);
             } else if (application(member.clientId())) {
-                toApplication(member.clientId(), new Downlink(partition, offset, message, List.of(member)));
+                toApplication(member.clientId(), new Downlink(partition, offset, message, List.of(member)), encoded);
             } else if (queuedForDevice(member.clientId(), message, List.of(member))) {
-                toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, List.of(member)));
+                toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, List.of(member)), encoded);
             } else {
                 byNode.computeIfAbsent(nodeOf(member), n -> new ArrayList<>()).add(member);
             }
@@ -104,7 +130,7 @@ public final class ClusterRouter {
                     deliverHere(message, e.getValue());
                 }
             } else if (membership.isAlive(node)) {
-                send(node, new Downlink(partition, offset, message, e.getValue()));
+                send(node, new Downlink(partition, offset, message, e.getValue()), encoded);
             } else {
                 // Its sessions' messages wait for nobody until they reconnect elsewhere.
                 for (int i = 0; i < Matches.byClient(e.getValue()).size(); i++) {
@@ -157,15 +183,10 @@ public final class ClusterRouter {
         return false;
     }
 
-    private void toSharedApplication(SharedGroupKey group, Downlink d) {
+    private void toSharedApplication(SharedGroupKey group, Downlink d, byte[][] encoded) {
         // Keyed by topic: one topic's messages stay in one partition, so in order [MQTT-4.6.0-5].
-        producer.send(topics.appShared(group.group(), group.topicFilter()), null, d.message().topic(),
-                ClusterCodec.encode(d), null).whenComplete((m, e) -> {
-                    if (e != null && !downlinkFailed.getAndSet(true)) {
-                        log.warn("Message for shared subscription $share/{}/{} not stored; the batch is routed again: {}",
-                                group.group(), group.topicFilter(), e.toString());
-                    }
-                });
+        write(topics.appShared(group.group(), group.topicFilter()), null, d.message().topic(), d, encoded,
+                "shared subscription $share/" + group.group() + "/" + group.topicFilter());
     }
 
     private boolean persistentDevice(String clientId) {
@@ -173,27 +194,42 @@ public final class ClusterRouter {
         return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.DEVICE.equals(s.clientType());
     }
 
-    private void toApplication(String clientId, Downlink d) {
-        producer.send(topics.app(clientId), 0, clientId, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
-            if (e != null && !downlinkFailed.getAndSet(true)) {
-                log.warn("Message for the backlog of {} not stored; the batch is routed again: {}", clientId,
-                        e.toString());
-            }
-        });
+    private void toApplication(String clientId, Downlink d, byte[][] encoded) {
+        write(topics.app(clientId), 0, clientId, d, encoded, "the backlog of " + clientId);
     }
 
-    private void toDeviceQueue(String clientId, Downlink d) {
-        producer.send(topics.devicePersisted(), null, clientId, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
-            if (e != null && !downlinkFailed.getAndSet(true)) {
-                log.warn("Message for the DEVICE queue of {} not stored; the batch is routed again: {}", clientId,
-                        e.toString());
-            }
-        });
+    private void toDeviceQueue(String clientId, Downlink d, byte[][] encoded) {
+        write(topics.devicePersisted(), null, clientId, d, encoded, "the DEVICE queue of " + clientId);
+    }
+
+    /**
+     * Writes {@code d}, split into parts where it is too large for one record. A part Kafka can never
+     * take goes to the dead-letter topic (at the next {@link #flushed()}); any other failure makes the
+     * batch be routed again.
+     */
+    private void write(String topic, Integer partition, String key, Downlink d, byte[][] encoded, String what) {
+        if (encoded[0] == null) {
+            encoded[0] = MessageCodec.encode(d.message());
+        }
+        for (Downlink part : ClusterCodec.split(d, encoded[0].length, maxRecordValueBytes)) {
+            byte[] value = ClusterCodec.encode(part, encoded[0]);
+            producer.send(topic, partition, key, value, null).whenComplete((m, e) -> {
+                if (e == null) {
+                    return;
+                }
+                if (DeadLetters.permanent(e)) {
+                    toDeadLetters.add(() -> deadLetters.send("message for " + what + " not storable: " + e.getMessage(),
+                            topics.publish(), d.sourcePartition(), d.sourceOffset(), topic, key, value));
+                } else if (!downlinkFailed.getAndSet(true)) {
+                    log.warn("Message for {} not stored; the batch is routed again: {}", what, e.toString());
+                }
+            });
+        }
     }
 
     /** A message another node routed to the sessions here. */
     public void downlink(Downlink d) {
-        if (gate.admit(d.sourcePartition(), d.sourceOffset())) {
+        if (gate.admit(d.sourcePartition(), d.sourceOffset(), d.part())) {
             deliverHere(d.message(), d.matched());
         }
     }
@@ -207,7 +243,12 @@ public final class ClusterRouter {
             return false;
         }
         producer.flush();
-        return !downlinkFailed.getAndSet(false);
+        boolean stored = !downlinkFailed.getAndSet(false);
+        for (Runnable r; (r = toDeadLetters.poll()) != null; ) {
+            r.run();
+        }
+        boolean deadLettersStored = deadLetters.flushed();
+        return stored && deadLettersStored;
     }
 
     /** The downlink partition for messages of {@code publish} partition {@code partition} on {@code node}. */
@@ -215,14 +256,9 @@ public final class ClusterRouter {
         return partition % producer.partitions(topics.downlink(node));
     }
 
-    private void send(String node, Downlink d) {
-        String topic = topics.downlink(node);
-        int p = downlinkPartition(node, d.sourcePartition());
-        producer.send(topic, p, null, ClusterCodec.encode(d), null).whenComplete((m, e) -> {
-            if (e != null && !downlinkFailed.getAndSet(true)) {
-                log.warn("Hand-off to node {} not stored; the batch is routed again: {}", node, e.toString());
-            }
-        });
+    private void send(String node, Downlink d, byte[][] encoded) {
+        write(topics.downlink(node), downlinkPartition(node, d.sourcePartition()), null, d, encoded,
+                "node " + node);
     }
 
     /**

@@ -67,4 +67,19 @@ class DeliveryGateTest {
         // Each thread offers an offset before the next, so none is skipped either.
         assertEquals(100_000, passed.size(), "every offset passed");
     }
+
+    @Test
+    void everyPartOfASplitMessagePassesOnceAndRepeatsOfAnyPartDoNot() {
+        DeliveryGate gate = new DeliveryGate();
+        assertTrue(gate.admit(2, 40, 0));
+        assertTrue(gate.admit(2, 40, 1));
+        assertTrue(gate.admit(2, 40, 2));
+        // The batch is routed again: the same parts come again, then the next message.
+        assertFalse(gate.admit(2, 40, 0));
+        assertFalse(gate.admit(2, 40, 1));
+        assertFalse(gate.admit(2, 40, 2));
+        assertFalse(gate.admit(2, 39));
+        assertTrue(gate.admit(2, 41));
+        assertFalse(gate.admit(2, 40, 3), "a part of an earlier message after a later one is a repeat");
+    }
 }
