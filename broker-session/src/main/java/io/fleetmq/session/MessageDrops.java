@@ -34,7 +34,9 @@ public final class MessageDrops {
         /** For a session on a node that is gone, before the client reconnected elsewhere. */
         NODE_DOWN,
         /** The session failed while handling it (a defect, logged with the client ID). */
-        DELIVERY_FAILED
+        DELIVERY_FAILED,
+        /** A stored record (DEVICE queue entry, backlog record) that does not decode. */
+        MALFORMED_RECORD
     }
 
     private final MeterRegistry registry;

@@ -1130,6 +1130,7 @@ public final class SessionActor {
             d = ClusterCodec.decodeDownlink(value);
         } catch (MessageFormatException e) {
             log.warn("{}: skipping a malformed DEVICE queue entry: {}", clientId, e.getMessage());
+            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD);
             services.deviceQueues().remove(clientId, seq);
             return;
         }
@@ -1211,6 +1212,7 @@ public final class SessionActor {
         } catch (MessageFormatException e) {
             log.warn("{}: skipping a malformed backlog record at {}/{}: {}", clientId, r.partition(), r.offset(),
                     e.getMessage());
+            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD);
             d = null;
         }
         boolean sent = d != null && send(d, 0, 0, cursor, d.qos() > 0 ? r.offset() : -1, r.redelivery());

@@ -189,7 +189,9 @@ public final class ConfirmedProducer implements AutoCloseable {
         try {
             value = MessageCodec.encode(message);
         } catch (IllegalArgumentException e) {
-            return failed(new CompletableFuture<>(), e);
+            // Permanent: writing it again cannot help (DeadLetters.permanent sees a SerializationException).
+            return failed(new CompletableFuture<>(),
+                    new org.apache.kafka.common.errors.SerializationException("cannot encode: " + e.getMessage(), e));
         }
         return write(key, value);
     }

@@ -131,8 +131,11 @@ class PublishLogTest {
     void aMessageThatCannotBeEncodedFailsTheFutureAndIsCounted() {
         CompletableFuture<Void> append = log.append(BrokerMessage.of("bad\uD800", new byte[1], 0, false, "p", 0));
         ExecutionException e = assertThrows(ExecutionException.class, () -> append.get(1, TimeUnit.SECONDS));
-        assertInstanceOf(IllegalArgumentException.class, e.getCause());
-        assertEquals(1, registry.get("fleetmq.kafka.produce.errors").tag("error", "IllegalArgumentException")
+        // A permanent failure: the routing path dead-letters such a record instead of retrying it.
+        assertInstanceOf(org.apache.kafka.common.errors.SerializationException.class, e.getCause());
+        assertInstanceOf(IllegalArgumentException.class, e.getCause().getCause());
+        assertTrue(io.fleetmq.kafka.DeadLetters.permanent(e.getCause()));
+        assertEquals(1, registry.get("fleetmq.kafka.produce.errors").tag("error", "SerializationException")
                 .counter().count());
     }
 }
