@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -26,7 +27,8 @@ class KafkaLeaderKillIT {
 
     private static final Duration WAIT = Duration.ofMinutes(2);
 
-    @TempDir
+    // Kept when the test fails: the nodes' logs are the first thing to read.
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path workDir;
 
     private KafkaBrokerCluster kafka;

@@ -27,6 +27,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,7 +41,8 @@ class KafkaLinkCutIT {
     private static final Duration WAIT = Duration.ofMinutes(2);
     private static final Pattern LOG_TIME = Pattern.compile("^(\\S+) .*", Pattern.MULTILINE);
 
-    @TempDir
+    // Kept when the test fails: the nodes' logs are the first thing to read.
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path workDir;
 
     private EmbeddedKafkaServer kafka;

@@ -25,6 +25,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -38,7 +39,8 @@ class KafkaPauseIT {
 
     private static final Duration WAIT = Duration.ofMinutes(2);
 
-    @TempDir
+    // Kept when the test fails: the nodes' logs are the first thing to read.
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path workDir;
 
     private BrokerProcess kafka;
@@ -115,8 +117,10 @@ class KafkaPauseIT {
 
         load.stop(WAIT);
         List<List<Long>> missing = load.awaitAllAcknowledgedDelivered(WAIT);
+        String drops = drops();
         for (int i = 0; i < missing.size(); i++) {
-            assertEquals(List.of(), missing.get(i), "acknowledged messages of pair " + i + " never delivered");
+            assertEquals(List.of(), missing.get(i), "acknowledged messages of pair " + i + " never delivered; "
+                    + "drops counted: " + drops + "; logs kept in " + workDir);
         }
         assertTrue(load.toldToUseAnotherServer() > 0, "fenced nodes sent their clients elsewhere (0x9C): "
                 + load.disconnectReasons());
@@ -125,6 +129,19 @@ class KafkaPauseIT {
         for (int n = 1; n <= 3; n++) {
             assertTrue(Http.isReady(cluster.node(n).httpPort()), "node " + n + " serves again");
         }
+    }
+
+    /** Every node's dropped-message counters, for the failure message. */
+    private String drops() {
+        StringBuilder all = new StringBuilder();
+        for (int n = 1; n <= 3; n++) {
+            for (String line : Http.get(cluster.node(n).httpPort(), "/metrics").body().split("\n")) {
+                if (line.startsWith("fleetmq_messages_dropped_total")) {
+                    all.append(line).append("; ");
+                }
+            }
+        }
+        return all.toString();
     }
 
     private void awaitMoreAcknowledged(long more) {
