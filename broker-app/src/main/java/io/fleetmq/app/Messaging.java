@@ -205,6 +205,8 @@ final class Messaging implements AutoCloseable {
             }
         });
 
+        // Metadata now, so no routing write waits for it (or fails on it) while Kafka is busy.
+        clusterProducer.partitions(topics.devicePersisted());
         ConnectSequencer sequencer = new ConnectSequencer(nodeId, topics, clusterProducer, membership, directory,
                 sessionsFollower, publishLog, drops, timers, System::currentTimeMillis,
                 clusterProducer.partitions(topics.sessionEvents()), requestTimeout, deviceQueues);

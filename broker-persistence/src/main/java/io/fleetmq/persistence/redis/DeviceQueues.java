@@ -38,11 +38,40 @@ import java.util.function.LongSupplier;
  */
 public final class DeviceQueues {
 
+    /**
+     * Source positions per client remembered to recognise repeats: more than one routing batch
+     * (Kafka's {@code max.poll.records}, 500), the farthest a record is written again after a later one.
+     */
+    static final int SEEN_WINDOW = 1024;
+
+    /*
+     * A record is a repeat when its source position (publish partition and offset) was queued
+     * before: exactly, among the client's last SEEN_WINDOW positions (KEYS[5], a sorted set). Not
+     * "at or below the highest offset seen": a router whose write of an earlier record failed while
+     * a later one was stored writes the earlier one again after the later, and it must still be
+     * queued. A position older than the window (at or below the highest offset of its partition
+     * that left the window, field w<partition> of KEYS[3]) is taken as queued: it was, or its resend
+     * would have come within one routing batch of it.
+     */
     private static final String APPEND = """
-            local last = redis.call('HGET', KEYS[3], ARGV[1])
-            if last and tonumber(last) >= tonumber(ARGV[2]) then return {0, 0} end
-            redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+            local member = ARGV[1] .. ':' .. ARGV[2]
+            if redis.call('ZSCORE', KEYS[5], member) then return {0, 0} end
+            local forgotten = redis.call('HGET', KEYS[3], 'w' .. ARGV[1])
+            if forgotten and tonumber(ARGV[2]) <= tonumber(forgotten) then return {0, 0} end
             local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+            redis.call('ZADD', KEYS[5], seq, member)
+            local seen = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[7])
+            if seen > 0 then
+              for _, m in ipairs(redis.call('ZRANGE', KEYS[5], 0, seen - 1)) do
+                local colon = string.find(m, ':', 1, true)
+                local part = string.sub(m, 1, colon - 1)
+                local off = tonumber(string.sub(m, colon + 1))
+                if off > tonumber(redis.call('HGET', KEYS[3], 'w' .. part) or '-1') then
+                  redis.call('HSET', KEYS[3], 'w' .. part, off)
+                end
+              end
+              redis.call('ZREMRANGEBYRANK', KEYS[5], 0, seen - 1)
+            end
             redis.call('ZADD', KEYS[1], seq, seq)
             redis.call('HSET', KEYS[2], seq, ARGV[3])
             redis.call('HSET', KEYS[3], 't' .. seq, ARGV[6])
@@ -58,7 +87,7 @@ public final class DeviceQueues {
               redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
               dropped = over
             end
-            for i = 1, 4 do
+            for i = 1, 5 do
               if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
             end
             return {seq, dropped}
@@ -104,7 +133,7 @@ public final class DeviceQueues {
                 kept = kept + 1
               end
             end
-            if kept == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) end
+            if kept == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]) end
             return n
             """;
 
@@ -216,7 +245,7 @@ public final class DeviceQueues {
         return counted("append", commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId),
                 bytes("p" + sourcePartition), bytes(Long.toString(sourceOffset)), value,
                 bytes(Integer.toString(limit)), bytes(Long.toString(ttl.toMillis())),
-                bytes(Long.toString(clock.getAsLong())))
+                bytes(Long.toString(clock.getAsLong())), bytes(Integer.toString(SEEN_WINDOW)))
                 .thenApply(r -> new Appended((Long) r.get(0), (Long) r.get(1))));
     }
 
@@ -286,7 +315,7 @@ public final class DeviceQueues {
 
     private String[] keys(String clientId) {
         String base = prefix + "q:{" + clientId + "}:";
-        return new String[] {base + "i", base + "d", base + "m", base + "p"};
+        return new String[] {base + "i", base + "d", base + "m", base + "p", base + "s"};
     }
 
     private static byte[] bytes(String s) {

@@ -65,9 +65,34 @@ class DeviceQueuesTest {
         String c = "dev-dup";
         assertEquals(false, await(queues.append(c, 2, 100, b("x"))).duplicate());
         assertEquals(true, await(queues.append(c, 2, 100, b("x"))).duplicate());
-        assertEquals(true, await(queues.append(c, 2, 99, b("older"))).duplicate());
         assertEquals(false, await(queues.append(c, 3, 1, b("other partition"))).duplicate());
         assertEquals(List.of("x", "other partition"), texts(await(queues.read(c, 0, 10))));
+    }
+
+    @Test
+    void aRecordWrittenAgainAfterALaterOneOfItsPartitionIsStillQueued() {
+        // The router's write of offset 99 failed while that of 100 was stored; routing the batch
+        // again writes 99 (and 100) after 100. 99 was never queued: it must be, once.
+        String c = "dev-gap";
+        assertEquals(false, await(queues.append(c, 2, 100, b("later"))).duplicate());
+        assertEquals(false, await(queues.append(c, 2, 99, b("earlier"))).duplicate());
+        assertEquals(true, await(queues.append(c, 2, 100, b("later"))).duplicate());
+        assertEquals(true, await(queues.append(c, 2, 99, b("earlier"))).duplicate());
+        assertEquals(List.of("later", "earlier"), texts(await(queues.read(c, 0, 10))));
+    }
+
+    @Test
+    void aPositionOlderThanTheWindowIsTakenAsQueued() {
+        DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
+                Duration.ofMinutes(10));
+        String c = "dev-window";
+        for (int i = 1; i <= DeviceQueues.SEEN_WINDOW + 10; i++) {
+            assertEquals(false, await(big.append(c, 0, 1000 + i, b("m" + i))).duplicate());
+        }
+        assertEquals(true, await(big.append(c, 0, 1001, b("m1"))).duplicate(),
+                "offset 1001 left the window: a repeat is assumed, not queued twice");
+        assertEquals(true, await(big.append(c, 0, 1000 + DeviceQueues.SEEN_WINDOW + 10, b("last"))).duplicate());
+        assertEquals(false, await(big.append(c, 0, 1000 + DeviceQueues.SEEN_WINDOW + 11, b("next"))).duplicate());
     }
 
     @Test

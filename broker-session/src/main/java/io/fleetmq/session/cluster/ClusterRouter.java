@@ -57,6 +57,8 @@ public final class ClusterRouter {
     private final DeliveryGate gate;
     private final MessageDrops drops;
     private final AtomicBoolean downlinkFailed = new AtomicBoolean();
+    /** Targets (topic and partition or key) a write of the current batch failed for. */
+    private final java.util.Set<String> failedTargets = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final DeadLetters deadLetters;
     private final int maxRecordValueBytes;
     /**
@@ -211,12 +213,21 @@ public final class ClusterRouter {
         if (encoded[0] == null) {
             encoded[0] = MessageCodec.encode(d.message());
         }
+        // Once a write to a target failed in this batch, later ones to it wait for the batch to be
+        // routed again: a later message stored before an earlier one would make the earlier one look
+        // like a repeat to the readers that skip repeats (DEVICE queues, APPLICATION backlogs).
+        String target = topic + "/" + (partition != null ? partition : key);
+        if (failedTargets.contains(target)) {
+            downlinkFailed.set(true);
+            return;
+        }
         for (Downlink part : ClusterCodec.split(d, encoded[0].length, maxRecordValueBytes)) {
             byte[] value = ClusterCodec.encode(part, encoded[0]);
             producer.send(topic, partition, key, value, null).whenComplete((m, e) -> {
                 if (e == null) {
                     return;
                 }
+                failedTargets.add(target);
                 if (DeadLetters.permanent(e)) {
                     toDeadLetters.add(() -> deadLetters.send("message for " + what + " not storable: " + e.getMessage(),
                             topics.publish(), d.sourcePartition(), d.sourceOffset(), topic, key, value));
@@ -240,9 +251,11 @@ public final class ClusterRouter {
             // A fenced node commits nothing (and must not wait on a Kafka it may not reach): the
             // partition's next owner routes the batch again.
             downlinkFailed.set(false);
+            failedTargets.clear();
             return false;
         }
         producer.flush();
+        failedTargets.clear();
         boolean stored = !downlinkFailed.getAndSet(false);
         for (Runnable r; (r = toDeadLetters.poll()) != null; ) {
             r.run();

@@ -108,6 +108,12 @@ public final class ConnectSequencer {
 
     /** Between polls: what other threads handed over. */
     public void idle() {
+        if (!membership.serving()) {
+            // Fenced: timers and settlements decided from this node's stale view must not act (a
+            // session "expired" here may live on elsewhere); the next owner of the partitions decides.
+            tasks.clear();
+            return;
+        }
         Runnable task;
         while ((task = tasks.poll()) != null) {
             try {
