@@ -53,44 +53,60 @@ public final class DeviceQueues {
      * that left the window, field w<partition> of KEYS[3]) is taken as queued: it was, or its resend
      * would have come within one routing batch of it.
      */
+    /*
+     * Appends one or more messages in order, atomically: ARGV[1] limit, ARGV[2] time to live,
+     * ARGV[3] now, ARGV[4] window, then per message its source partition, source offset and value.
+     * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed out.
+     */
     private static final String APPEND = """
-            local member = ARGV[1] .. ':' .. ARGV[2]
-            if redis.call('ZSCORE', KEYS[5], member) then return {0, 0} end
-            local forgotten = redis.call('HGET', KEYS[3], 'w' .. ARGV[1])
-            if forgotten and tonumber(ARGV[2]) <= tonumber(forgotten) then return {0, 0} end
-            local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
-            redis.call('ZADD', KEYS[5], seq, member)
-            local seen = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[7])
-            if seen > 0 then
-              for _, m in ipairs(redis.call('ZRANGE', KEYS[5], 0, seen - 1)) do
-                local colon = string.find(m, ':', 1, true)
-                local part = string.sub(m, 1, colon - 1)
-                local off = tonumber(string.sub(m, colon + 1))
-                if off > tonumber(redis.call('HGET', KEYS[3], 'w' .. part) or '-1') then
-                  redis.call('HSET', KEYS[3], 'w' .. part, off)
+            local limit = tonumber(ARGV[1])
+            local window = tonumber(ARGV[4])
+            local out = {}
+            for i = 5, #ARGV, 3 do
+              local part = ARGV[i]
+              local off = tonumber(ARGV[i + 1])
+              local member = part .. ':' .. ARGV[i + 1]
+              local forgotten = redis.call('HGET', KEYS[3], 'w' .. part)
+              if redis.call('ZSCORE', KEYS[5], member) or (forgotten and off <= tonumber(forgotten)) then
+                out[#out + 1] = 0
+                out[#out + 1] = 0
+              else
+                local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+                redis.call('ZADD', KEYS[5], seq, member)
+                local seen = redis.call('ZCARD', KEYS[5]) - window
+                if seen > 0 then
+                  for _, m in ipairs(redis.call('ZRANGE', KEYS[5], 0, seen - 1)) do
+                    local colon = string.find(m, ':', 1, true)
+                    local p = string.sub(m, 1, colon - 1)
+                    local o = tonumber(string.sub(m, colon + 1))
+                    if o > tonumber(redis.call('HGET', KEYS[3], 'w' .. p) or '-1') then
+                      redis.call('HSET', KEYS[3], 'w' .. p, o)
+                    end
+                  end
+                  redis.call('ZREMRANGEBYRANK', KEYS[5], 0, seen - 1)
                 end
+                redis.call('ZADD', KEYS[1], seq, seq)
+                redis.call('HSET', KEYS[2], seq, ARGV[i + 2])
+                redis.call('HSET', KEYS[3], 't' .. seq, ARGV[3])
+                local dropped = 0
+                local over = redis.call('ZCARD', KEYS[1]) - limit
+                if over > 0 then
+                  for _, s in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do
+                    redis.call('HDEL', KEYS[2], s)
+                    redis.call('HDEL', KEYS[4], s)
+                    redis.call('HDEL', KEYS[3], 't' .. s)
+                  end
+                  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+                  dropped = over
+                end
+                out[#out + 1] = seq
+                out[#out + 1] = dropped
               end
-              redis.call('ZREMRANGEBYRANK', KEYS[5], 0, seen - 1)
             end
-            redis.call('ZADD', KEYS[1], seq, seq)
-            redis.call('HSET', KEYS[2], seq, ARGV[3])
-            redis.call('HSET', KEYS[3], 't' .. seq, ARGV[6])
-            local dropped = 0
-            local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
-            if over > 0 then
-              local oldest = redis.call('ZRANGE', KEYS[1], 0, over - 1)
-              for _, s in ipairs(oldest) do
-                redis.call('HDEL', KEYS[2], s)
-                redis.call('HDEL', KEYS[4], s)
-                redis.call('HDEL', KEYS[3], 't' .. s)
-              end
-              redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
-              dropped = over
+            for k = 1, 5 do
+              if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
             end
-            for i = 1, 5 do
-              if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
-            end
-            return {seq, dropped}
+            return out
             """;
 
     private static final String READ = """
@@ -236,17 +252,44 @@ public final class DeviceQueues {
         return ttl;
     }
 
+    /** One message to queue, from the given position of the {@code publish} topic. */
+    public record Item(int sourcePartition, long sourceOffset, byte[] value) {
+    }
+
     /**
-     * Queues {@code value} for {@code clientId}, unless a message from the same source partition at
-     * this offset or a later one was queued before.
+     * Queues {@code value} for {@code clientId}, unless a message from the same source position was
+     * queued before (see {@link #appendAll}).
      */
     public CompletionStage<Appended> append(String clientId, int sourcePartition, long sourceOffset, byte[] value) {
-        // Not retried here: the writer reads its batch from Kafka again until Redis takes it.
-        return counted("append", commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId),
-                bytes("p" + sourcePartition), bytes(Long.toString(sourceOffset)), value,
-                bytes(Integer.toString(limit)), bytes(Long.toString(ttl.toMillis())),
-                bytes(Long.toString(clock.getAsLong())), bytes(Integer.toString(SEEN_WINDOW)))
-                .thenApply(r -> new Appended((Long) r.get(0), (Long) r.get(1))));
+        return appendAll(clientId, List.of(new Item(sourcePartition, sourceOffset, value))).thenApply(r -> r.get(0));
+    }
+
+    /**
+     * Queues the messages for {@code clientId} in the order given, skipping those whose source
+     * position was queued before, all or none: one atomic script. A writer that stops at the first
+     * failed call for a client therefore never stores a later message of it before an earlier one.
+     * Not retried here: the writer reads its batch from Kafka again until Redis takes it.
+     */
+    public CompletionStage<List<Appended>> appendAll(String clientId, List<Item> items) {
+        byte[][] args = new byte[4 + 3 * items.size()][];
+        args[0] = bytes(Integer.toString(limit));
+        args[1] = bytes(Long.toString(ttl.toMillis()));
+        args[2] = bytes(Long.toString(clock.getAsLong()));
+        args[3] = bytes(Integer.toString(SEEN_WINDOW));
+        int a = 4;
+        for (Item item : items) {
+            args[a++] = bytes("p" + item.sourcePartition());
+            args[a++] = bytes(Long.toString(item.sourceOffset()));
+            args[a++] = item.value();
+        }
+        return counted("append", commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId), args)
+                .thenApply(r -> {
+                    List<Appended> out = new ArrayList<>(r.size() / 2);
+                    for (int i = 0; i + 1 < r.size(); i += 2) {
+                        out.add(new Appended((Long) r.get(i), (Long) r.get(i + 1)));
+                    }
+                    return out;
+                }));
     }
 
     /**

@@ -82,6 +82,24 @@ class DeviceQueuesTest {
     }
 
     @Test
+    void severalMessagesAreQueuedInOneCallInOrderSkippingRepeatsAndTrimmingToTheLimit() {
+        String c = "dev-batch";
+        assertEquals(false, await(queues.append(c, 0, 1, b("m1"))).duplicate());
+        List<DeviceQueues.Appended> r = await(queues.appendAll(c, List.of(
+                new DeviceQueues.Item(0, 1, b("m1")), // queued before
+                new DeviceQueues.Item(0, 2, b("m2")),
+                new DeviceQueues.Item(0, 2, b("m2")), // twice in one call
+                new DeviceQueues.Item(1, 7, b("m3")),
+                new DeviceQueues.Item(0, 3, b("m4")))));
+        assertEquals(5, r.size(), "one answer per message");
+        assertEquals(List.of(true, false, true, false, false), r.stream().map(DeviceQueues.Appended::duplicate).toList());
+        assertTrue(r.get(1).seq() < r.get(3).seq() && r.get(3).seq() < r.get(4).seq(), "sequence follows the call's order");
+        assertEquals(List.of(0L, 0L, 0L, 0L, 1L), r.stream().map(DeviceQueues.Appended::dropped).toList(),
+                "the fourth entry pushes the oldest (m1) out of a queue of three");
+        assertEquals(List.of("m2", "m3", "m4"), texts(await(queues.read(c, 0, 10))));
+    }
+
+    @Test
     void aPositionOlderThanTheWindowIsTakenAsQueued() {
         DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
                 Duration.ofMinutes(10));

@@ -11,6 +11,8 @@ import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.session.MessageDrops;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -26,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * consumer group), so each client's messages are queued by one node at a time, in order.
  *
  * <p>Offsets are committed only once Redis stored the batch; while Redis is away the batch is read
- * again and again, and the queues' deduplication by source offset makes that safe.
+ * again and again, and the queues' deduplication by source position makes that safe. A client's
+ * messages of a batch are written in order, each chunk after the one before it is stored, so a
+ * write that fails never lets a later message of the same client in before it.
  */
 public final class DeviceQueueWriter {
 
@@ -39,7 +43,13 @@ public final class DeviceQueueWriter {
     private final BrokerTopics topics;
     private final MessageDrops drops;
     private final Duration timeout;
+    /** Most messages, and bytes, in one append script. */
+    static final int CHUNK_MESSAGES = 128;
+    static final long CHUNK_BYTES = 4L << 20;
+
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
+    /** The batch's messages per client, in order, written at {@link #flushed()}. */
+    private final Map<String, List<Downlink>> batch = new LinkedHashMap<>();
 
     public DeviceQueueWriter(DeviceQueues queues, SessionDirectory directory, Membership membership,
             ClusterProducer producer, BrokerTopics topics, MessageDrops drops, Duration timeout) {
@@ -57,17 +67,54 @@ public final class DeviceQueueWriter {
         if (d.matched().isEmpty()) {
             return;
         }
-        String clientId = d.matched().get(0).clientId();
-        inFlight.add(queues.append(clientId, d.sourcePartition(), d.sourceOffset(), ClusterCodec.encode(d))
-                .thenCompose(appended -> {
-                    for (long i = 0; i < appended.dropped(); i++) {
-                        drops.count(MessageDrops.Reason.SESSION_QUEUE_FULL);
-                    }
-                    if (appended.duplicate()) {
-                        return CompletableFuture.completedFuture(null);
-                    }
-                    return tell(clientId, appended.seq(), d);
-                }).toCompletableFuture());
+        batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(d);
+    }
+
+    /**
+     * Writes the batch: per client, its messages in order, in chunks of one atomic script each, a
+     * chunk only once the one before it is stored. Clients are written side by side. Stopping at a
+     * client's first failed chunk is what keeps its queue in order: Redis coming back in the middle
+     * of a batch must not store a later message before an earlier one that failed a moment before.
+     */
+    private void writeBatch() {
+        for (Map.Entry<String, List<Downlink>> e : batch.entrySet()) {
+            String clientId = e.getKey();
+            CompletableFuture<?> chain = CompletableFuture.completedFuture(null);
+            List<Downlink> chunk = new ArrayList<>();
+            long bytes = 0;
+            List<DeviceQueues.Item> items = new ArrayList<>();
+            for (Downlink d : e.getValue()) {
+                byte[] value = ClusterCodec.encode(d);
+                if (!chunk.isEmpty() && (chunk.size() >= CHUNK_MESSAGES || bytes + value.length > CHUNK_BYTES)) {
+                    chain = append(chain, clientId, chunk, items);
+                    chunk = new ArrayList<>();
+                    items = new ArrayList<>();
+                    bytes = 0;
+                }
+                chunk.add(d);
+                items.add(new DeviceQueues.Item(d.sourcePartition(), d.sourceOffset(), value));
+                bytes += value.length;
+            }
+            inFlight.add(append(chain, clientId, chunk, items));
+        }
+        batch.clear();
+    }
+
+    private CompletableFuture<?> append(CompletableFuture<?> previous, String clientId, List<Downlink> chunk,
+            List<DeviceQueues.Item> items) {
+        return previous.thenCompose(x -> queues.appendAll(clientId, items)).thenCompose(results -> {
+            List<CompletableFuture<?>> told = new ArrayList<>(results.size());
+            for (int i = 0; i < results.size(); i++) {
+                DeviceQueues.Appended appended = results.get(i);
+                for (long n = 0; n < appended.dropped(); n++) {
+                    drops.count(MessageDrops.Reason.SESSION_QUEUE_FULL);
+                }
+                if (!appended.duplicate()) {
+                    told.add(tell(clientId, appended.seq(), chunk.get(i)));
+                }
+            }
+            return CompletableFuture.allOf(told.toArray(CompletableFuture[]::new));
+        });
     }
 
     /** The node holding the connected session learns of the new entry at once. */
@@ -82,6 +129,7 @@ public final class DeviceQueueWriter {
 
     /** Before committing: everything of the batch is in Redis; false (after a pause) to read it again. */
     public boolean flushed() {
+        writeBatch();
         boolean ok = true;
         for (CompletableFuture<?> f : inFlight) {
             try {
