@@ -104,6 +104,11 @@ public final class SessionActor {
     // ---- the DEVICE queue in Redis, for a persistent DEVICE session
     private String clientType = ClientTypes.DEVICE;
     private boolean deviceQueue;
+    /**
+     * Messages for this session go through its store (DEVICE queue, APPLICATION backlog): its expiry
+     * is above 0, or it was resumed with expiry 0 and keeps its store until it ends.
+     */
+    private boolean queuing;
     /** The highest queue entry read or delivered while connected. */
     private long queueSeq;
     private boolean queueReading;
@@ -582,7 +587,7 @@ public final class SessionActor {
             p.conn().sendAndClose(null); // a later connection was accepted while this one learned its receipts
             return;
         }
-        accept(p.conn(), p.connect(), p.assignedClientId(), answer.epoch(), answer.sessionPresent());
+        accept(p.conn(), p.connect(), p.assignedClientId(), answer.epoch(), answer.sessionPresent(), answer.queuing());
         for (Runnable deferred : p.deferred()) {
             deferred.run();
         }
@@ -618,8 +623,9 @@ public final class SessionActor {
     }
 
     private void accept(ClientConnection conn, Packet.Connect connect, String assignedClientId, long acceptedEpoch,
-            boolean sessionPresent) {
+            boolean sessionPresent, boolean queuing) {
         epoch = acceptedEpoch;
+        this.queuing = queuing;
         if (connection != null) {
             // [MQTT-3.1.4-3] the existing connection is closed, with 0x8E for MQTT 5.
             ClientConnection old = connection;
@@ -670,7 +676,7 @@ public final class SessionActor {
                 true, true, true, serverKeepAlive,
                 version.isV5() && connect.requestResponseInformation() ? responseInformation() : null, null));
         conn.keepAlive(keepAlive);
-        deviceQueue = services.deviceQueues() != null && sessionExpirySeconds > 0 && ClientTypes.DEVICE.equals(clientType);
+        deviceQueue = services.deviceQueues() != null && queuing && ClientTypes.DEVICE.equals(clientType);
         closeBacklog();
         inFlight.values().removeIf(f -> f.cursor() != null); // the backlog sends them again, with DUP
         if (applicationBacklogs()) {
@@ -1152,7 +1158,7 @@ public final class SessionActor {
 
     /** Whether this session's messages wait in Kafka backlogs: it is a persistent APPLICATION session. */
     private boolean applicationBacklogs() {
-        return services.appBacklogs() != null && sessionExpirySeconds > 0 && ClientTypes.APPLICATION.equals(clientType);
+        return services.appBacklogs() != null && queuing && ClientTypes.APPLICATION.equals(clientType);
     }
 
     /** Joins the readers of a shared subscription's backlog (the session is connected). */
@@ -1510,6 +1516,9 @@ public final class SessionActor {
         clearSessionState();
         will = null;
         sessionExpirySeconds = 0;
+        // A CONNECT queued meanwhile starts the next session with this actor, and the connect
+        // sequence numbers a new session's connections from 1 again: nothing of this one's stays.
+        epoch = 0;
         endHere();
     }
 

@@ -43,10 +43,11 @@ final class InMemoryConnectSequence implements ClusterPort {
             SessionState old = sessions.get(c.clientId());
             long epoch = old == null ? 1 : old.epoch() + 1;
             boolean present = old != null && !c.cleanStart();
+            boolean queuing = c.sessionExpirySeconds() > 0 || present && old.queuing();
             sessions.put(c.clientId(), new SessionState(c.clientId(), "node", 1, epoch, true,
-                    c.sessionExpirySeconds(), 0, null, c.requestId(), c.clientType()));
+                    c.sessionExpirySeconds(), 0, null, c.requestId(), c.clientType(), queuing));
             answers.execute(() -> registry.command(new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(),
-                    epoch, present)));
+                    epoch, present, queuing)));
         } else if (event instanceof SessionEvent.Disconnected d) {
             SessionState s = sessions.get(d.clientId());
             if (s != null && s.epoch() == d.epoch() && d.sessionExpirySeconds() == 0) {

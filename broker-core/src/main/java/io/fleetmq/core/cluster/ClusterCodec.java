@@ -65,6 +65,7 @@ public final class ClusterCodec {
             will(out, s.will());
             str(out, s.requestId());
             str(out, s.clientType());
+            out.writeBoolean(s.queuing());
         });
     }
 
@@ -118,6 +119,7 @@ public final class ClusterCodec {
                 str(out, a.clientId());
                 out.writeLong(a.epoch());
                 out.writeBoolean(a.sessionPresent());
+                out.writeBoolean(a.queuing());
             });
         } else if (command instanceof NodeCommand.TakeOver t) {
             return write(COMMAND_TAKE_OVER, out -> {
@@ -251,8 +253,22 @@ public final class ClusterCodec {
     }
 
     public static SessionState decodeSessionState(byte[] bytes) throws MessageFormatException {
-        return read(bytes, SESSION_STATE, in -> new SessionState(str(in), str(in), in.getLong(), in.getLong(),
-                bool(in), in.getLong(), in.getLong(), will(in), str(in), str(in)));
+        return read(bytes, SESSION_STATE, in -> {
+            String clientId = str(in);
+            String nodeId = str(in);
+            long incarnation = in.getLong();
+            long epoch = in.getLong();
+            boolean connected = bool(in);
+            long expiry = in.getLong();
+            long disconnectedAt = in.getLong();
+            SessionState.PendingWill will = will(in);
+            String requestId = str(in);
+            String clientType = str(in);
+            // Records written before the queuing flag existed: a session queues when its expiry is above 0.
+            boolean queuing = in.hasRemaining() ? bool(in) : expiry > 0;
+            return new SessionState(clientId, nodeId, incarnation, epoch, connected, expiry, disconnectedAt, will,
+                    requestId, clientType, queuing);
+        });
     }
 
     public static ClientSubscriptions decodeSubscriptions(byte[] bytes) throws MessageFormatException {
@@ -284,7 +300,8 @@ public final class ClusterCodec {
         return read(bytes, (byte) type, in -> {
             switch (type) {
                 case COMMAND_CONNECT_ACCEPTED:
-                    return new NodeCommand.ConnectAccepted(str(in), str(in), in.getLong(), bool(in));
+                    return new NodeCommand.ConnectAccepted(str(in), str(in), in.getLong(), bool(in),
+                            in.hasRemaining() && bool(in));
                 case COMMAND_TAKE_OVER:
                     return new NodeCommand.TakeOver(str(in), in.getLong());
                 case COMMAND_QUEUED:

@@ -12,7 +12,7 @@ public sealed interface NodeCommand {
      *
      * @param sessionPresent whether a session continues [MQTT-3.2.2-2]
      */
-    record ConnectAccepted(String requestId, String clientId, long epoch, boolean sessionPresent)
+    record ConnectAccepted(String requestId, String clientId, long epoch, boolean sessionPresent, boolean queuing)
             implements NodeCommand {
         public ConnectAccepted {
             Objects.requireNonNull(requestId, "requestId");

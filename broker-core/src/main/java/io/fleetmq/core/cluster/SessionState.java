@@ -20,10 +20,15 @@ import java.util.Objects;
  * @param requestId             the CONNECT request that set {@link #epoch}, so a CONNECT seen twice is
  *                              answered the same way twice
  * @param clientType            DEVICE or APPLICATION
+ * @param queuing               whether messages for the session go through its store (a DEVICE queue in
+ *                              Redis, an APPLICATION backlog in Kafka) rather than straight to its
+ *                              connection: its expiry interval is above 0, or was when the connection now
+ *                              attached resumed it with expiry 0. The store belongs to the session until
+ *                              the session ends; the expiry of the last CONNECT only decides when that is.
  */
 public record SessionState(String clientId, String nodeId, long nodeIncarnation, long epoch, boolean connected,
                            long sessionExpirySeconds, long disconnectedAtMillis, PendingWill will, String requestId,
-                           String clientType) {
+                           String clientType, boolean queuing) {
 
     /** A session expiry interval that never ends. */
     public static final long NEVER_EXPIRES = 0xFFFF_FFFFL;
@@ -45,7 +50,7 @@ public record SessionState(String clientId, String nodeId, long nodeIncarnation,
 
     public SessionState disconnected(long atMillis, long expirySeconds, PendingWill remainingWill) {
         return new SessionState(clientId, nodeId, nodeIncarnation, epoch, false, expirySeconds, atMillis,
-                remainingWill, requestId, clientType);
+                remainingWill, requestId, clientType, expirySeconds > 0);
     }
 
     /**

@@ -23,14 +23,25 @@ class ClusterCodecTest {
     private static final Subscription PLAIN = new Subscription("c", "a/+/b", null, 2, true, true, 2, 0, "node-2");
 
     @Test
+    void aSessionRecordWithoutTheQueuingFlagQueuesWhenItsExpiryIsAboveZero() throws MessageFormatException {
+        for (long expiry : new long[] {0, 300}) {
+            byte[] now = ClusterCodec.encode(new SessionState("dev-1", "node-1", 42, 7, false, expiry, 999, null,
+                    "req-1", "DEVICE", false));
+            byte[] before = java.util.Arrays.copyOf(now, now.length - 1); // as written before the flag existed
+            assertEquals(expiry > 0, ClusterCodec.decodeSessionState(before).queuing(), "expiry " + expiry);
+            assertEquals(false, ClusterCodec.decodeSessionState(now).queuing());
+        }
+    }
+
+    @Test
     void everyRecordSurvivesARoundTrip() throws MessageFormatException {
         NodeStatus node = new NodeStatus("node-1", 42, true, 123);
         assertEquals(node, ClusterCodec.decodeNodeStatus(ClusterCodec.encode(node)));
 
         SessionState state = new SessionState("dev-1", "node-1", 42, 7, false, 300, 999,
-                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE");
+                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE", true);
         assertEquals(state, ClusterCodec.decodeSessionState(ClusterCodec.encode(state)));
-        SessionState noWill = new SessionState("dev-1", "node-1", 42, 7, true, 0, 0, null, "req-1", "APPLICATION");
+        SessionState noWill = new SessionState("dev-1", "node-1", 42, 7, true, 0, 0, null, "req-1", "APPLICATION", true);
         assertEquals(noWill, ClusterCodec.decodeSessionState(ClusterCodec.encode(noWill)));
 
         ClientSubscriptions subs = new ClientSubscriptions("c", "node-2", 9, List.of(SHARED, PLAIN));
@@ -44,7 +55,7 @@ class ClusterCodecTest {
         for (SessionEvent e : events) {
             assertEquals(e, ClusterCodec.decodeEvent(ClusterCodec.encode(e)));
         }
-        List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true),
+        List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true, true),
                 new NodeCommand.TakeOver("dev-1", 5),
                 new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))));
         for (NodeCommand c : commands) {

@@ -159,7 +159,7 @@ public final class ClusterRouter {
             return false;
         }
         SessionState s = directory.get(clientId).orElse(null);
-        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.DEVICE.equals(s.clientType());
+        return s != null && s.queuing() && ClientTypes.DEVICE.equals(s.clientType());
     }
 
     /**
@@ -168,7 +168,7 @@ public final class ClusterRouter {
      */
     private boolean application(String clientId) {
         SessionState s = directory.get(clientId).orElse(null);
-        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(s.clientType());
+        return s != null && s.queuing() && ClientTypes.APPLICATION.equals(s.clientType());
     }
 
     /**
@@ -193,7 +193,7 @@ public final class ClusterRouter {
 
     private boolean persistentDevice(String clientId) {
         SessionState s = directory.get(clientId).orElse(null);
-        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.DEVICE.equals(s.clientType());
+        return s != null && s.queuing() && ClientTypes.DEVICE.equals(s.clientType());
     }
 
     private void toApplication(String clientId, Downlink d, byte[][] encoded) {

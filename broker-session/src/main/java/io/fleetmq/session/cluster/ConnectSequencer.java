@@ -225,9 +225,11 @@ public final class ConnectSequencer {
             appTopics.delete(c.clientId()); // a clean start ends the old session and its backlog
         }
         timers.cancel(c.clientId()); // the connection supersedes the offline session's will and expiry
+        // A session resumed with expiry 0 keeps its store (and what waits in it) until it ends.
+        boolean queuing = c.sessionExpirySeconds() > 0 || present && cur.queuing();
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
-                c.will(), c.requestId(), c.clientType()));
-        command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present));
+                c.will(), c.requestId(), c.clientType(), queuing));
+        command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
     }
 
     private void onDisconnected(SessionEvent.Disconnected d) {
