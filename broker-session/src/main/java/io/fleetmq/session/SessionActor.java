@@ -6,6 +6,7 @@ import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.kafka.app.AppBacklog;
+import io.fleetmq.session.AppBacklogStore.Reader;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.core.cluster.SessionEvent;
@@ -112,19 +113,19 @@ public final class SessionActor {
 
     // ---- the backlogs in Kafka of a persistent APPLICATION session, read while it is connected
     /** The client's own backlog topic. */
-    private AppBacklog appBacklog;
+    private Reader appBacklog;
     /** The backlogs of its shared subscriptions, by the filter as subscribed ({@code $share/g/f}). */
-    private final Map<String, AppBacklog> sharedBacklogs = new HashMap<>();
+    private final Map<String, Reader> sharedBacklogs = new HashMap<>();
     /** The subscription each shared backlog is read for. */
-    private final Map<AppBacklog, Subscription> sharedSubscriptions = new HashMap<>();
+    private final Map<Reader, Subscription> sharedSubscriptions = new HashMap<>();
     /** Where delivery stands in each partition read, per backlog. */
-    private final Map<AppBacklog, Map<Integer, Cursor>> cursors = new HashMap<>();
+    private final Map<Reader, Map<Integer, Cursor>> cursors = new HashMap<>();
     /** Backlog records waiting for room in the client's receive window, in the order they came. */
     private final ArrayDeque<Waiting> appWaiting = new ArrayDeque<>();
 
     /** One partition of a backlog as this session delivers it. */
     private static final class Cursor {
-        final AppBacklog backlog;
+        final Reader backlog;
         final int partition;
         /** Offsets handed to this session and not yet delivered (sent at QoS 0, acknowledged at 1/2). */
         final java.util.TreeSet<Long> open = new java.util.TreeSet<>();
@@ -133,13 +134,13 @@ public final class SessionActor {
         long lastSent = -1;
         long committed = -1;
 
-        Cursor(AppBacklog backlog, int partition) {
+        Cursor(Reader backlog, int partition) {
             this.backlog = backlog;
             this.partition = partition;
         }
     }
 
-    private record Waiting(AppBacklog from, AppBacklog.Record record) {
+    private record Waiting(Reader from, AppBacklog.Record record) {
     }
 
     // ---- the cluster
@@ -279,7 +280,7 @@ public final class SessionActor {
                 continue; // answered in onSubscribe
             }
             if (shared != null && !services.appBacklogs().sharedKnown(shared.group(), shared.filter())) {
-                creating.add(services.appBacklogs().ensureSharedAsync(shared.group(), shared.filter()));
+                creating.add(services.appBacklogs().ensureShared(shared.group(), shared.filter()));
             }
         }
         return creating;
@@ -674,7 +675,7 @@ public final class SessionActor {
         closeBacklog();
         inFlight.values().removeIf(f -> f.cursor() != null); // the backlog sends them again, with DUP
         if (applicationBacklogs()) {
-            AppBacklog[] opened = new AppBacklog[1];
+            Reader[] opened = new Reader[1];
             opened[0] = services.appBacklogs().open(clientId,
                     batch -> mailbox.tell(() -> onAppRecords(opened[0], batch)), !sessionPresent);
             appBacklog = opened[0];
@@ -964,7 +965,7 @@ public final class SessionActor {
             services.subscriptions().add(sub);
             codes.add(grantedQos(t.qos()));
             if (shared != null && applicationBacklogs()) {
-                AppBacklog reading = sharedBacklogs.get(t.filter());
+                Reader reading = sharedBacklogs.get(t.filter());
                 if (reading != null) {
                     sharedSubscriptions.put(reading, sub); // the same subscription with new options
                 } else {
@@ -1157,7 +1158,7 @@ public final class SessionActor {
 
     /** Joins the readers of a shared subscription's backlog (the session is connected). */
     private void openShared(String rawFilter, Subscription sub) {
-        AppBacklog[] opened = new AppBacklog[1];
+        Reader[] opened = new Reader[1];
         opened[0] = services.appBacklogs().openShared(sub.shareGroup(), sub.topicFilter(),
                 batch -> mailbox.tell(() -> onAppRecords(opened[0], batch)),
                 partitions -> mailbox.tell(() -> onRevoked(opened[0], partitions)));
@@ -1167,20 +1168,20 @@ public final class SessionActor {
     }
 
     private void closeShared(String rawFilter) {
-        AppBacklog b = sharedBacklogs.remove(rawFilter);
+        Reader b = sharedBacklogs.remove(rawFilter);
         if (b != null) {
             forget(b);
             b.close();
         }
     }
 
-    private void forget(AppBacklog b) {
+    private void forget(Reader b) {
         sharedSubscriptions.remove(b);
         cursors.remove(b);
         appWaiting.removeIf(w -> w.from() == b);
     }
 
-    private void onAppRecords(AppBacklog from, List<AppBacklog.Record> batch) {
+    private void onAppRecords(Reader from, List<AppBacklog.Record> batch) {
         if (from != appBacklog && !sharedSubscriptions.containsKey(from) || connection == null) {
             return; // an earlier connection's or subscription's; what it read is read again from the committed offset
         }
@@ -1198,7 +1199,7 @@ public final class SessionActor {
         }
     }
 
-    private void deliverRecord(AppBacklog from, AppBacklog.Record r) {
+    private void deliverRecord(Reader from, AppBacklog.Record r) {
         Cursor cursor = cursors.computeIfAbsent(from, b -> new HashMap<>())
                 .computeIfAbsent(r.partition(), p -> new Cursor(from, p));
         cursor.next = Math.max(cursor.next, r.offset() + 1);
@@ -1242,7 +1243,7 @@ public final class SessionActor {
      * A shared backlog's partitions went to another member. Records of them not yet acknowledged
      * are that member's to deliver; credit they held comes back to this reader.
      */
-    private void onRevoked(AppBacklog from, java.util.Set<Integer> partitions) {
+    private void onRevoked(Reader from, java.util.Set<Integer> partitions) {
         Map<Integer, Cursor> mine = cursors.get(from);
         int freed = 0;
         if (mine != null) {
@@ -1267,7 +1268,7 @@ public final class SessionActor {
             appBacklog.close();
             appBacklog = null;
         }
-        sharedBacklogs.values().forEach(AppBacklog::close);
+        sharedBacklogs.values().forEach(Reader::close);
         sharedBacklogs.clear();
         sharedSubscriptions.clear();
         cursors.clear();

@@ -40,9 +40,9 @@ class SessionDeliveryTest {
     void connectAndSubscribe() {
         timers = Executors.newSingleThreadScheduledExecutor();
         InMemoryConnectSequence sequence = new InMemoryConnectSequence(actors);
-        SessionServices services = new SessionServices("node-1", limits, null, null, new SubscriptionTrie(),
-                new RetainedIndex<>(), actors, timers, meters, new MessageDrops(meters), () -> 1_000L,
-                sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null);
+        SessionServices services = new SessionServices("node-1", limits, (PublishPort) null, null,
+                new SubscriptionTrie(), new RetainedIndex<>(), actors, timers, meters, new MessageDrops(meters),
+                () -> 1_000L, sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null, null);
         SessionRegistry registry = new SessionRegistry(services);
         sequence.registry = registry;
         connection = new RecordingConnection();
