@@ -75,11 +75,11 @@ class SessionDeliveryTest {
 
     @Test
     void aBacklogLargerThanOneTurnIsDeliveredCompletelyAndInOrderOverSeveralTurns() {
-        int count = 2 * SessionActor.DELIVERIES_PER_TURN + 17;
+        int count = 2 * DeliveryInbox.DELIVERIES_PER_TURN + 17;
         deliver(0, count);
 
         actors.runNext();
-        assertEquals(topics(0, SessionActor.DELIVERIES_PER_TURN), connection.publishedTopics());
+        assertEquals(topics(0, DeliveryInbox.DELIVERIES_PER_TURN), connection.publishedTopics());
         assertTrue(connection.allFlushed(), "each turn flushes what it wrote");
         assertEquals(1, actors.queued(), "the rest waits for a turn of its own");
 
