@@ -20,20 +20,22 @@ import java.util.function.LongSupplier;
  * the link to the rest of the cluster, the DEVICE queues and QoS 2 receipts in Redis (null where there are none) and the
  * rule telling DEVICE from APPLICATION clients.
  */
-public record SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
+public record SessionServices(String nodeId, MqttLimits limits, PublishPort publishLog, RetainedStore retainedStore,
                               SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                               MessageDrops drops, LongSupplier clock, ClusterPort cluster,
-                              DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs,
+                              DeviceQueueStore deviceQueues, ClientTypes clientTypes, AppBacklogStore appBacklogs,
                               Qos2Receipts qos2Receipts) {
 
-    /** Without QoS 2 receipts in Redis: they live in the memory of the session's node only. */
+    /** Over Kafka and Redis, as a node runs. */
     public SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
                            SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                            Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                            MessageDrops drops, LongSupplier clock, ClusterPort cluster,
-                           DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs) {
-        this(nodeId, limits, publishLog, retainedStore, subscriptions, retained, actorPool, timers, meters, drops,
-                clock, cluster, deviceQueues, clientTypes, appBacklogs, null);
+                           DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs,
+                           Qos2Receipts qos2Receipts) {
+        this(nodeId, limits, PublishPort.of(publishLog), retainedStore, subscriptions, retained, actorPool, timers,
+                meters, drops, clock, cluster, DeviceQueueStore.of(deviceQueues), clientTypes,
+                AppBacklogStore.of(appBacklogs), qos2Receipts);
     }
 }

@@ -20,6 +20,10 @@ import java.util.concurrent.Executor;
 final class InMemoryConnectSequence implements ClusterPort {
 
     final Map<String, SessionState> sessions = new HashMap<>();
+    /** Every event the sessions sent, in order. */
+    final List<SessionEvent> events = new java.util.ArrayList<>();
+    /** While false, CONNECTs are stored but never answered (the cluster is slow). */
+    boolean answering = true;
     private final Executor answers;
     SessionRegistry registry;
 
@@ -39,6 +43,10 @@ final class InMemoryConnectSequence implements ClusterPort {
 
     @Override
     public CompletableFuture<?> event(SessionEvent event) {
+        events.add(event);
+        if (event instanceof SessionEvent.Connect c && !answering) {
+            return CompletableFuture.completedFuture(null);
+        }
         if (event instanceof SessionEvent.Connect c) {
             SessionState old = sessions.get(c.clientId());
             long epoch = old == null ? 1 : old.epoch() + 1;

@@ -17,6 +17,9 @@ final class RecordingConnection implements ClientConnection {
     final List<Integer> flushedAt = new ArrayList<>();
     boolean writable = true;
     boolean closed;
+    /** PUBLISH packets the session said were settled. */
+    int settled;
+    ProtocolVersion version = ProtocolVersion.V5;
 
     @Override
     public void write(Packet packet) {
@@ -44,6 +47,7 @@ final class RecordingConnection implements ClientConnection {
 
     @Override
     public void publishSettled() {
+        settled++;
     }
 
     @Override
@@ -52,7 +56,7 @@ final class RecordingConnection implements ClientConnection {
 
     @Override
     public ProtocolVersion version() {
-        return ProtocolVersion.V5;
+        return version;
     }
 
     @Override
@@ -63,6 +67,11 @@ final class RecordingConnection implements ClientConnection {
     /** Topics of the PUBLISH packets written, in order. */
     List<String> publishedTopics() {
         return written.stream().filter(p -> p instanceof Packet.Publish).map(p -> ((Packet.Publish) p).topic()).toList();
+    }
+
+    /** The packets written of one type, in order. */
+    <T extends Packet> List<T> written(Class<T> type) {
+        return written.stream().filter(type::isInstance).map(type::cast).toList();
     }
 
     /** Whether everything written so far has been flushed. */

@@ -40,9 +40,9 @@ class SessionDeliveryTest {
     void connectAndSubscribe() {
         timers = Executors.newSingleThreadScheduledExecutor();
         InMemoryConnectSequence sequence = new InMemoryConnectSequence(actors);
-        SessionServices services = new SessionServices("node-1", limits, null, null, new SubscriptionTrie(),
-                new RetainedIndex<>(), actors, timers, meters, new MessageDrops(meters), () -> 1_000L,
-                sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null);
+        SessionServices services = new SessionServices("node-1", limits, (PublishPort) null, null,
+                new SubscriptionTrie(), new RetainedIndex<>(), actors, timers, meters, new MessageDrops(meters),
+                () -> 1_000L, sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null, null);
         SessionRegistry registry = new SessionRegistry(services);
         sequence.registry = registry;
         connection = new RecordingConnection();
@@ -75,11 +75,11 @@ class SessionDeliveryTest {
 
     @Test
     void aBacklogLargerThanOneTurnIsDeliveredCompletelyAndInOrderOverSeveralTurns() {
-        int count = 2 * SessionActor.DELIVERIES_PER_TURN + 17;
+        int count = 2 * DeliveryInbox.DELIVERIES_PER_TURN + 17;
         deliver(0, count);
 
         actors.runNext();
-        assertEquals(topics(0, SessionActor.DELIVERIES_PER_TURN), connection.publishedTopics());
+        assertEquals(topics(0, DeliveryInbox.DELIVERIES_PER_TURN), connection.publishedTopics());
         assertTrue(connection.allFlushed(), "each turn flushes what it wrote");
         assertEquals(1, actors.queued(), "the rest waits for a turn of its own");
 

@@ -37,10 +37,10 @@ class SessionRegistryTest {
     @BeforeEach
     void setUp() {
         // The paths exercised here publish nothing: no publish log or retained store is needed.
-        SessionServices services = new SessionServices("node", MqttLimits.defaults(), null, null,
+        SessionServices services = new SessionServices("node", MqttLimits.defaults(), (PublishPort) null, null,
                 new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), turns::add, timers,
                 new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
-                sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null);
+                sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null, null);
         registry = new SessionRegistry(services);
         sequence.registry = registry;
     }

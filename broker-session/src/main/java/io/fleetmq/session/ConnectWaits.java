@@ -1,0 +1,213 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.session.cluster.ClientTypes;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * CONNECTs on their way to acceptance: authenticated, then put to the connect sequence (DESIGN.md,
+ * promise 3), whose answer the CONNACK waits for, so that one client ID has one live connection
+ * cluster-wide. What a waiting connection sends meanwhile (it may, before CONNACK) waits with it.
+ */
+final class ConnectWaits {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectWaits.class);
+
+    /** A CONNECT waiting for its answer; what its connection does meanwhile waits in {@code deferred}. */
+    record Pending(ClientConnection conn, Packet.Connect connect, String assignedClientId, List<Runnable> deferred,
+                   ScheduledFuture<?> timeout) {
+    }
+
+    /** Makes an accepted CONNECT the session's connection. */
+    interface Acceptor {
+        /** @param queuing messages for the session go through its store (see {@code SessionState#queuing}) */
+        void accept(Pending p, long epoch, boolean sessionPresent, boolean queuing);
+    }
+
+    private final String clientId;
+    private final SessionServices services;
+    private final SessionGuard guard;
+    private final Consumer<Runnable> tell;
+    private final LongSupplier epoch;
+    private final Acceptor acceptor;
+    private final Runnable refused;
+    private final Consumer<Runnable> resumeInboundQos2;
+    /** By request ID, in arrival order. */
+    private final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
+
+    /**
+     * @param tell              runs a task in a later turn of the session's mailbox
+     * @param epoch             the connect sequence's number of the session's current (or last) connection
+     * @param acceptor          makes an accepted CONNECT the session's connection
+     * @param refused           told when a CONNECT was refused
+     * @param resumeInboundQos2 runs its task once the QoS 2 receipts of earlier connections are known
+     */
+    ConnectWaits(String clientId, SessionServices services, SessionGuard guard, Consumer<Runnable> tell,
+            LongSupplier epoch, Acceptor acceptor, Runnable refused, Consumer<Runnable> resumeInboundQos2) {
+        this.clientId = clientId;
+        this.services = services;
+        this.guard = guard;
+        this.tell = tell;
+        this.epoch = epoch;
+        this.acceptor = acceptor;
+        this.refused = refused;
+        this.resumeInboundQos2 = resumeInboundQos2;
+    }
+
+    boolean isEmpty() {
+        return pending.isEmpty();
+    }
+
+    /** Holds {@code again} until {@code conn}'s CONNECT is decided; false if {@code conn} is not waiting. */
+    boolean defer(ClientConnection conn, Runnable again) {
+        for (Pending p : pending.values()) {
+            if (p.conn() == conn) {
+                p.deferred().add(again);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A CONNECT for this session: authenticated, then put to the connect sequence. */
+    void connect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
+        if (!services.cluster().serving()) {
+            // A node that cannot confirm its place in the cluster must not take sessions [MQTT-3.2.2-7].
+            conn.sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE,
+                    "this node is fenced off from the cluster; connect to another node"));
+            refused.run();
+            return;
+        }
+        String requestId = UUID.randomUUID().toString();
+        ScheduledFuture<?> timeout = services.timers().schedule(() -> tell.accept(() -> unanswered(requestId)),
+                services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout));
+        CompletableFuture<ReasonCode> verdict = guard.authenticate(connect).toCompletableFuture();
+        if (verdict.isDone() && !verdict.isCompletedExceptionally()) {
+            authenticated(requestId, verdict.join());
+        } else {
+            verdict.whenComplete((code, e) -> tell.accept(() ->
+                    authenticated(requestId, e != null ? ReasonCode.UNSPECIFIED_ERROR : code)));
+        }
+    }
+
+    private void authenticated(String requestId, ReasonCode verdict) {
+        Pending p = pending.get(requestId);
+        if (p == null) {
+            return; // timed out meanwhile
+        }
+        ReasonCode code = verdict.isError() ? verdict
+                : p.connect().will() == null ? ReasonCode.SUCCESS : guard.authorizeWill(clientId, p.connect().will());
+        if (code.isError()) {
+            pending.remove(requestId);
+            p.timeout().cancel(false);
+            p.conn().sendAndClose(Packet.ConnAck.refuse(code, null));
+            refused.run();
+            return;
+        }
+        Packet.Connect connect = p.connect();
+        long expiry = Math.min(SessionLifetime.requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
+        SessionState.PendingWill will = connect.will() == null ? null
+                : new SessionState.PendingWill(SessionLifetime.willMessage(clientId, services.clock().getAsLong(),
+                        connect.will()), connect.will().delaySeconds());
+        String type = services.clientTypes().of(clientId);
+        SessionEvent.Connect event = new SessionEvent.Connect(requestId, clientId, services.nodeId(),
+                services.cluster().incarnation(), connect.cleanStart(), expiry, will, type);
+        if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null) {
+            // The backlog topic exists before the session does, so nothing routed to it can miss it.
+            // Created here, asynchronously, rather than on the connect sequence's thread, which a slow
+            // topic creation would hold up for every client ID it sequences.
+            services.appBacklogs().ensure(clientId).whenComplete((created, e) -> tell.accept(() -> {
+                if (e == null && created) {
+                    ask(event);
+                } else {
+                    unanswered(requestId);
+                }
+            }));
+            return;
+        }
+        ask(event);
+    }
+
+    private void ask(SessionEvent.Connect event) {
+        if (!pending.containsKey(event.requestId())) {
+            return; // timed out or refused meanwhile
+        }
+        services.cluster().event(event).whenComplete((m, e) -> {
+            if (e != null) {
+                tell.accept(() -> unanswered(event.requestId()));
+            }
+        });
+    }
+
+    /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */
+    private void unanswered(String requestId) {
+        Pending p = pending.remove(requestId);
+        if (p == null) {
+            return;
+        }
+        p.timeout().cancel(false);
+        log.warn("{}: CONNECT not decided within {}; refused with server unavailable", clientId,
+                services.cluster().connectTimeout());
+        p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE, "cluster did not answer in time"));
+        refused.run();
+    }
+
+    /** The connect sequence's answer to one of this session's CONNECTs. */
+    void accepted(NodeCommand.ConnectAccepted answer) {
+        Pending p = pending.get(answer.requestId());
+        if (p != null && answer.sessionPresent()) {
+            // The QoS 2 receipts the session's earlier connections left (on any node) are known
+            // before this connection's packets are handled, which wait meanwhile [MQTT-4.3.3-10].
+            p.timeout().cancel(false);
+            resumeInboundQos2.accept(() -> answered(answer));
+            return;
+        }
+        answered(answer);
+    }
+
+    private void answered(NodeCommand.ConnectAccepted answer) {
+        Pending p = pending.remove(answer.requestId());
+        if (p == null) {
+            // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
+            SessionEvent.Disconnected gone = new SessionEvent.Disconnected(clientId, answer.epoch(),
+                    services.cluster().session(clientId).map(SessionState::sessionExpirySeconds).orElse(0L),
+                    null, services.clock().getAsLong());
+            services.cluster().event(gone);
+            return;
+        }
+        p.timeout().cancel(false);
+        if (answer.epoch() < epoch.getAsLong()) {
+            p.conn().sendAndClose(null); // a later connection was accepted while this one learned its receipts
+            return;
+        }
+        acceptor.accept(p, answer.epoch(), answer.sessionPresent(), answer.queuing());
+        for (Runnable deferred : p.deferred()) {
+            deferred.run();
+        }
+    }
+
+    /** The node fenced itself: every waiting CONNECT is refused with 0x88. */
+    void refuseAll() {
+        for (String requestId : List.copyOf(pending.keySet())) {
+            Pending p = pending.remove(requestId);
+            p.timeout().cancel(false);
+            p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE,
+                    "this node is fenced off from the cluster; connect to another node"));
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.cluster.Downlink;
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.persistence.redis.DeviceQueues;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivery from the DEVICE queue of a persistent DEVICE session, while it is connected: entries
+ * are read as far as the client's receive window allows, sent with the packet identifier they were
+ * sent with before, and removed from the queue once delivered.
+ */
+final class DeviceQueueReader {
+
+    private static final Logger log = LoggerFactory.getLogger(DeviceQueueReader.class);
+
+    /** An entry of the queue in flight: the queue keeps it until its flow completes. */
+    final class Entry implements OutboundFlow.Origin {
+        private final long seq;
+
+        Entry(long seq) {
+            this.seq = seq;
+        }
+
+        @Override
+        public void sent(int packetId) {
+            services.deviceQueues().sentWith(clientId, seq, packetId);
+        }
+
+        @Override
+        public void released(int packetId) {
+            services.deviceQueues().sentWith(clientId, seq, -packetId);
+        }
+
+        @Override
+        public void completed() {
+            services.deviceQueues().remove(clientId, seq);
+        }
+    }
+
+    private final String clientId;
+    private final SessionServices services;
+    private final Connection connection;
+    private final OutboundFlow outbound;
+    private final Consumer<Runnable> tell;
+    private boolean active;
+    /** The highest queue entry read or delivered while connected. */
+    private long queueSeq;
+    private boolean reading;
+    /** Entries may wait in the queue beyond {@link #queueSeq}. */
+    private boolean behind;
+
+    DeviceQueueReader(String clientId, SessionServices services, Connection connection, OutboundFlow outbound,
+            Consumer<Runnable> tell) {
+        this.clientId = clientId;
+        this.services = services;
+        this.connection = connection;
+        this.outbound = outbound;
+        this.tell = tell;
+    }
+
+    /** Whether the session is connected and delivers from a DEVICE queue. */
+    boolean isActive() {
+        return active;
+    }
+
+    /** A connection was accepted; {@code active} whether its session delivers from a DEVICE queue. */
+    void connected(boolean active) {
+        this.active = active;
+        queueSeq = 0;
+        behind = active;
+    }
+
+    /** Whether {@code origin} is an entry of the queue. */
+    static boolean isEntry(OutboundFlow.Origin origin) {
+        return origin instanceof Entry;
+    }
+
+    /** Reads what waits in the queue beyond {@link #queueSeq}, as far as the receive window allows. */
+    void read() {
+        if (!active || !connection.isOnline() || reading || !behind) {
+            return;
+        }
+        int room = outbound.room();
+        if (room <= 0) {
+            return; // an acknowledgement calls again
+        }
+        reading = true;
+        behind = false;
+        int max = Math.min(room, 256);
+        ClientConnection conn = connection.current();
+        services.deviceQueues().read(clientId, queueSeq, max).whenComplete((entries, error) ->
+                tell.accept(() -> onRead(conn, max, entries, error)));
+    }
+
+    private void onRead(ClientConnection conn, int max, List<DeviceQueues.Entry> entries, Throwable error) {
+        reading = false;
+        behind = true;
+        if (!connection.is(conn)) {
+            return; // a new connection reads for itself
+        }
+        if (error != null) {
+            // Redis is away: delivery from the queue pauses and resumes when it is back.
+            log.warn("{}: reading the DEVICE queue failed, trying again: {}", clientId, error.toString());
+            services.timers().schedule(() -> tell.accept(this::read), 1, TimeUnit.SECONDS);
+            return;
+        }
+        for (DeviceQueues.Entry e : entries) {
+            if (e.seq() > queueSeq) {
+                queueSeq = e.seq();
+                deliver(e.seq(), e.value(), e.packetId());
+            }
+        }
+        behind = entries.size() >= max;
+        read();
+    }
+
+    /** The queue grew by an entry: sent at once when nothing waits before it and there is room, else read. */
+    void queued(NodeCommand.Queued q) {
+        if (!active || !connection.isOnline() || q.seq() <= queueSeq) {
+            return; // offline: it waits in the queue; or delivered already
+        }
+        if (!reading && !behind && q.seq() == queueSeq + 1 && outbound.room() > 0) {
+            queueSeq = q.seq();
+            send(q.seq(), Delivery.of(clientId, q.message().message(), q.message().matched()), 0);
+        } else {
+            behind = true;
+            read();
+        }
+    }
+
+    private void deliver(long seq, byte[] value, int packetId) {
+        if (packetId < 0 && !outbound.inUse(-packetId)) {
+            // PUBREC came before the client left: the QoS 2 flow continues with PUBREL [MQTT-4.4.0-1].
+            outbound.resumeReleased(-packetId, new Entry(seq));
+            return;
+        }
+        if (packetId < 0) {
+            return; // its identifier is taken by another flow: it waits for the next reconnect
+        }
+        Downlink d;
+        try {
+            d = ClusterCodec.decodeDownlink(value);
+        } catch (MessageFormatException e) {
+            log.warn("{}: skipping a malformed DEVICE queue entry: {}", clientId, e.getMessage());
+            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD);
+            services.deviceQueues().remove(clientId, seq);
+            return;
+        }
+        if (d.message().createdAtMillis() + services.deviceQueues().ttl().toMillis() < services.clock().getAsLong()) {
+            services.drops().count(MessageDrops.Reason.EXPIRED); // older than the queue keeps anything
+            services.deviceQueues().remove(clientId, seq);
+            return;
+        }
+        send(seq, Delivery.of(clientId, d.message(), d.matched()), packetId);
+    }
+
+    private void send(long seq, Delivery d, int packetId) {
+        if (d == null || !outbound.send(d, new Entry(seq), packetId, false)) {
+            services.deviceQueues().remove(clientId, seq); // not for this client after all, or dropped and counted
+        }
+    }
+
+    /** The session ended: its queue goes, and what it still held is counted. */
+    void deleteQueue() {
+        if (services.deviceQueues() != null) {
+            // Retried until Redis takes it; this client's next read of its queue waits for it.
+            services.deviceQueues().delete(clientId).thenAccept(held -> {
+                for (long i = 0; i < held; i++) {
+                    services.drops().count(MessageDrops.Reason.SESSION_ENDED);
+                }
+            });
+        }
+    }
+}

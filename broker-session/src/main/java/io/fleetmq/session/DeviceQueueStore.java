@@ -1,0 +1,65 @@
+package io.fleetmq.session;
+
+import io.fleetmq.persistence.redis.DeviceQueues;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * What a persistent DEVICE session does with its queue: read what waits, remember the packet
+ * identifier an entry was sent with, remove what was delivered, delete the queue when the session
+ * ends. The queue lives in Redis ({@link #of(DeviceQueues)}); tests use one in memory.
+ */
+public interface DeviceQueueStore {
+
+    /** Up to {@code max} entries after {@code afterSeq}, oldest first. */
+    CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max);
+
+    /** The entry is delivered (or dropped and counted); retried until the store takes it. */
+    void remove(String clientId, long seq);
+
+    /**
+     * The entry went out with {@code packetId}; negative once PUBREC came and PUBREL went out, so that a
+     * resumed session continues the flow where it stood.
+     */
+    void sentWith(String clientId, long seq, int packetId);
+
+    /** Deletes the queue; completes with the number of entries it still held. */
+    CompletionStage<Long> delete(String clientId);
+
+    /** How long an entry is kept at most. */
+    Duration ttl();
+
+    /** The DEVICE queues in Redis. */
+    static DeviceQueueStore of(DeviceQueues queues) {
+        if (queues == null) {
+            return null;
+        }
+        return new DeviceQueueStore() {
+            @Override
+            public CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max) {
+                return queues.read(clientId, afterSeq, max);
+            }
+
+            @Override
+            public void remove(String clientId, long seq) {
+                queues.remove(clientId, seq);
+            }
+
+            @Override
+            public void sentWith(String clientId, long seq, int packetId) {
+                queues.sentWith(clientId, seq, packetId);
+            }
+
+            @Override
+            public CompletionStage<Long> delete(String clientId) {
+                return queues.delete(clientId);
+            }
+
+            @Override
+            public Duration ttl() {
+                return queues.ttl();
+            }
+        };
+    }
+}

@@ -1,0 +1,229 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.Packet.Ack;
+import io.fleetmq.core.mqtt.Packet.AckType;
+import io.fleetmq.core.mqtt.ProtocolViolation;
+import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.core.topic.InvalidTopicException;
+import io.fleetmq.core.topic.TopicNames;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the client publishes: checked, stored in Kafka, and only then acknowledged (promise 1);
+ * our Receive Maximum [MQTT-3.3.4-9], the client's topic aliases and its QoS 2 flows
+ * ({@link InboundQos2}). Every PUBLISH is settled towards the transport exactly once.
+ */
+final class InboundFlow {
+
+    private static final Logger log = LoggerFactory.getLogger(InboundFlow.class);
+
+    private final String clientId;
+    private final SessionServices services;
+    private final Connection connection;
+    private final InboundQos2 qos2;
+    private final SessionGuard guard;
+    private final Consumer<Runnable> tell;
+    private final LongSupplier sessionExpiry;
+    private final BiConsumer<ReasonCode, String> disconnect;
+    private final Map<Integer, String> aliases = new HashMap<>();
+    /** QoS 1/2 PUBLISH received and not yet acknowledged by us (Receive Maximum, [MQTT-3.3.4-9]). */
+    private int unacknowledged;
+
+    /**
+     * @param tell          runs a task in a later turn of the session's mailbox
+     * @param sessionExpiry the session's expiry interval now
+     * @param disconnect    ends the connection with a reason code (a DISCONNECT for MQTT 5), publishing its will
+     */
+    InboundFlow(String clientId, SessionServices services, Connection connection, InboundQos2 qos2, SessionGuard guard,
+            Consumer<Runnable> tell, LongSupplier sessionExpiry, BiConsumer<ReasonCode, String> disconnect) {
+        this.clientId = clientId;
+        this.services = services;
+        this.connection = connection;
+        this.qos2 = qos2;
+        this.guard = guard;
+        this.tell = tell;
+        this.sessionExpiry = sessionExpiry;
+        this.disconnect = disconnect;
+    }
+
+    /** A new connection: topic aliases and the receive window start afresh [MQTT-3.3.2-7]. */
+    void connected() {
+        aliases.clear();
+        unacknowledged = 0;
+    }
+
+    /** A PUBLISH from the current connection; settled now, or once Kafka answered. */
+    void publish(Packet.Publish p) {
+        ClientConnection from = connection.current();
+        boolean handedToKafka = false;
+        try {
+            handedToKafka = check(p);
+        } finally {
+            if (!handedToKafka) {
+                from.publishSettled();
+            }
+        }
+    }
+
+    /** Returns whether the message went to Kafka (and will be settled by {@link #onStored}). */
+    private boolean check(Packet.Publish p) {
+        String topic = resolveTopic(p);
+        try {
+            TopicNames.validateTopicName(topic);
+        } catch (InvalidTopicException e) {
+            throw new ProtocolViolation(ReasonCode.TOPIC_NAME_INVALID, e.getMessage());
+        }
+        if (p.responseTopic() != null) {
+            try {
+                TopicNames.validateTopicName(p.responseTopic()); // [MQTT-3.3.2-14] no wildcards
+            } catch (InvalidTopicException e) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Response Topic: " + e.getMessage());
+            }
+        }
+        if (p.qos() > 0) {
+            if (p.qos() == 2 && qos2.isResend(p.packetId(), p.dup())) {
+                // A resend of a QoS 2 message we already have: acknowledge again, never store twice [MQTT-4.3.3-10].
+                if (qos2.isStored(p.packetId())) {
+                    connection.write(new Ack(AckType.PUBREC, p.packetId(), ReasonCode.SUCCESS, null));
+                }
+                return false;
+            }
+            if (unacknowledged >= services.limits().receiveMaximum()) {
+                throw new ProtocolViolation(ReasonCode.RECEIVE_MAXIMUM_EXCEEDED,
+                        "more than " + services.limits().receiveMaximum() + " unacknowledged QoS 1/2 messages");
+            }
+        }
+        if (p.payloadFormat() == 1 && !isUtf8(p.payload())) {
+            if (p.qos() == 0) {
+                throw new ProtocolViolation(ReasonCode.PAYLOAD_FORMAT_INVALID, "payload is not valid UTF-8");
+            }
+            refuse(p, ReasonCode.PAYLOAD_FORMAT_INVALID, "payload is not valid UTF-8");
+            return false;
+        }
+        ReasonCode allowed = guard.authorizePublish(clientId, topic, p.qos(), p.retain());
+        if (allowed.isError()) {
+            if (p.qos() > 0) {
+                refuse(p, allowed, "not authorized");
+            }
+            return false;
+        }
+        BrokerMessage message = new BrokerMessage(topic, p.payload(), p.qos(), p.retain(), clientId,
+                services.clock().getAsLong(), p.messageExpirySeconds(), p.payloadFormat(), p.contentType(),
+                p.responseTopic(), p.correlationData(), p.userProperties());
+        if (p.qos() == 2) {
+            qos2.storing(p.packetId());
+        }
+        if (p.qos() > 0) {
+            unacknowledged++;
+        }
+        ClientConnection from = connection.current();
+        services.publishLog().append(message).whenComplete((ok, error) ->
+                tell.accept(() -> onStored(from, p, error)));
+        return true;
+    }
+
+    /** Answers a QoS 1/2 PUBLISH that is not stored with an error reason code. */
+    private void refuse(Packet.Publish p, ReasonCode code, String reason) {
+        connection.write(new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code,
+                connection.reasonString(reason)));
+    }
+
+    /** Kafka answered for an incoming PUBLISH: only now is it acknowledged (promise 1). */
+    private void onStored(ClientConnection from, Packet.Publish p, Throwable error) {
+        if (error != null) {
+            services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
+            log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, p.topic(), error.toString());
+        }
+        CompletableFuture<Void> recorded = p.qos() < 2 ? InboundQos2.DONE
+                : qos2.settled(p.packetId(), error == null, sessionExpiry.getAsLong());
+        from.publishSettled();
+        if (!connection.is(from)) {
+            return; // the client left; a QoS 1/2 publisher resends on reconnect
+        }
+        // The receive window frees a QoS 1 slot with PUBACK, a QoS 2 slot with PUBCOMP, or when the
+        // flow ends on an error PUBREC (section 4.9, Flow Control).
+        if (p.qos() == 1 || p.qos() == 2 && error != null) {
+            unacknowledged--;
+        }
+        if (error != null && !from.version().isV5()) {
+            // 3.1.1 has no way to say "not stored" in an acknowledgement: end the connection so
+            // the client resends, rather than acknowledging what was not stored.
+            disconnect.accept(ReasonCode.UNSPECIFIED_ERROR, null);
+            return;
+        }
+        if (p.qos() == 0) {
+            return;
+        }
+        ReasonCode code = error == null ? ReasonCode.SUCCESS : ReasonCode.UNSPECIFIED_ERROR;
+        String reason = error == null ? null : connection.reasonString("message not stored: " + error.getMessage());
+        Ack ack = new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(), code, reason);
+        if (recorded.isDone()) {
+            connection.write(from, ack);
+        } else { // PUBREC waits until the receipt is in Redis (see InboundQos2#settled)
+            recorded.thenRun(() -> tell.accept(() -> {
+                if (connection.is(from)) {
+                    connection.write(from, ack);
+                }
+            }));
+        }
+    }
+
+    /** PUBREL from the client: the QoS 2 flow ends with our PUBCOMP. */
+    void released(int packetId) {
+        if (qos2.heldWindow(packetId)) {
+            unacknowledged = Math.max(0, unacknowledged - 1);
+        }
+        boolean known = qos2.released(packetId, sessionExpiry.getAsLong());
+        // [MQTT-4.3.3-11] after PUBREL the ID may be reused; PUBCOMP either way.
+        connection.write(new Ack(AckType.PUBCOMP, packetId,
+                known ? ReasonCode.SUCCESS : ReasonCode.PACKET_IDENTIFIER_NOT_FOUND, null));
+    }
+
+    private String resolveTopic(Packet.Publish p) {
+        int alias = p.topicAlias();
+        if (alias <= 0) {
+            if (p.topic().isEmpty()) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "empty topic without a topic alias");
+            }
+            return p.topic();
+        }
+        if (alias > services.limits().topicAliasMaximum()) {
+            throw new ProtocolViolation(ReasonCode.TOPIC_ALIAS_INVALID,
+                    "topic alias " + alias + " above the maximum " + services.limits().topicAliasMaximum()); // [MQTT-3.3.2-9]
+        }
+        if (!p.topic().isEmpty()) {
+            aliases.put(alias, p.topic());
+            return p.topic();
+        }
+        String known = aliases.get(alias);
+        if (known == null) {
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "unknown topic alias " + alias);
+        }
+        return known;
+    }
+
+    private static boolean isUtf8(byte[] bytes) {
+        try {
+            StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes));
+            return true;
+        } catch (CharacterCodingException e) {
+            return false;
+        }
+    }
+}
