@@ -327,4 +327,24 @@ class AppBacklogIT {
             assertEquals(range(100), all.get(i), "app-restart-" + i + ": all 100, in order, once");
         }
     }
+
+    @Test
+    @Order(6)
+    void anApplicationResumedOnAnotherNodeWithExpiryZeroGetsItsBacklogAndThenEnds() {
+        subscribeAndLeave("app-resume-zero", "resume-zero/t", 1);
+        awaitRoute("resume-zero/#", "resume-zero/route", 1, 2);
+        publish("resume-zero/t", 0, 50, 2);
+        Mqtt5BlockingClient r = client("app-resume-zero", 2);
+        List<Integer> got = new CopyOnWriteArrayList<>();
+        r.toAsync().publishes(MqttGlobalPublishFilter.ALL,
+                p -> got.add(Integer.parseInt(new String(p.getPayloadAsBytes(), StandardCharsets.UTF_8))));
+        // No Session Expiry Interval: 0. The session is present and its backlog still its own.
+        assertTrue(r.connectWith().cleanStart(false).send().isSessionPresent(), "the session is resumed");
+        Await.until(WAIT, "the backlog", () -> got.size() >= 50);
+        assertEquals(range(50), got, "all 50, in order, once");
+        r.disconnect();
+        Mqtt5BlockingClient again = client("app-resume-zero", 1);
+        assertFalse(again.connectWith().cleanStart(false).send().isSessionPresent(), "expiry 0 ended the session");
+        again.disconnect();
+    }
 }

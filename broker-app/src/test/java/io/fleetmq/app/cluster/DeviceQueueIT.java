@@ -1,6 +1,7 @@
 package io.fleetmq.app.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
@@ -183,6 +184,27 @@ class DeviceQueueIT {
         for (int i = 0; i < 3; i++) {
             assertEquals(range(0, 100), got.get(i), "device d" + i);
         }
+    }
+
+    @Test
+    @Order(5)
+    void aSessionResumedOnAnotherNodeWithExpiryZeroGetsItsQueueAndThenEnds() {
+        subscribeAndLeave("e", 1, 1);
+        Await.until(WAIT, "subscription on both nodes", () -> metric(2, "fleetmq_subscriptions") >= 1
+                && metric(1, "fleetmq_subscriptions") >= 1);
+        publish("e", 1, 50, 1);
+        Mqtt5BlockingClient d = device("e0", 2);
+        List<Integer> got = new CopyOnWriteArrayList<>();
+        d.toAsync().publishes(MqttGlobalPublishFilter.ALL,
+                p -> got.add(Integer.parseInt(new String(p.getPayloadAsBytes(), StandardCharsets.UTF_8))));
+        // No Session Expiry Interval: 0. The session is present and its queue still its own.
+        assertTrue(d.connectWith().cleanStart(false).send().isSessionPresent(), "e0 finds its session");
+        Await.until(WAIT, "the queue", () -> got.size() >= 50);
+        assertEquals(range(0, 50), got, "all 50, in order, once");
+        d.disconnect();
+        Mqtt5BlockingClient again = device("e0", 1);
+        assertFalse(again.connectWith().cleanStart(false).send().isSessionPresent(), "expiry 0 ended the session");
+        again.disconnect();
     }
 
     private static double metric(int node, String name) {
