@@ -101,7 +101,7 @@ final class DataDirOwnership {
     static void stopLeftOver(String service, Path pidFile, Predicate<ProcessHandle> ours) {
         Optional<ProcessHandle> leftOver = pid(pidFile)
                 .flatMap(ProcessHandle::of)
-                .filter(DataDirOwnership::running)
+                .filter(Processes::running)
                 .filter(ours);
         if (leftOver.isEmpty()) {
             return;
@@ -118,19 +118,11 @@ final class DataDirOwnership {
         }
     }
 
-    /**
-     * A process reparented to init may linger as a zombie until init reaps it: alive to the JDK, but without a
-     * command line, and no longer holding files or ports.
-     */
-    private static boolean running(ProcessHandle process) {
-        return process.isAlive() && process.info().commandLine().isPresent();
-    }
-
     /** Both servers delete their pid file as the last step of a clean exit; after a kill only the process ends. */
     private static boolean awaitGone(ProcessHandle process, Path pidFile) {
         long deadline = System.nanoTime() + GRACE.toNanos();
         try {
-            while (running(process) && Files.exists(pidFile)) {
+            while (Processes.running(process) && Files.exists(pidFile)) {
                 if (System.nanoTime() > deadline) {
                     return false;
                 }

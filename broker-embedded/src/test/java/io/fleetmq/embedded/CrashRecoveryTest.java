@@ -27,21 +27,37 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** A JVM killed with SIGKILL leaves its Redis and PostgreSQL running; the next start must take over cleanly. */
+/**
+ * A JVM killed with SIGKILL leaves its Redis and PostgreSQL running; the next start must take over cleanly. Run
+ * with the bundled Redis and with the system's, which shows itself differently to the JDK.
+ */
 class CrashRecoveryTest {
 
     @TempDir
     Path dataDir;
 
-    @Test
-    void servicesLeftRunningByAKilledJvmAreReplacedAndTheirDataKept() throws Exception {
+    /** Whatever the owner JVM started; ended after the test whatever its outcome, so no run leaves processes. */
+    private final List<ProcessHandle> ownerProcesses = new ArrayList<>();
+
+    @AfterEach
+    void endWhatTheOwnerLeft() {
+        for (ProcessHandle process : ownerProcesses) {
+            Processes.end("left by the owner JVM", process, false, Duration.ofSeconds(10), Duration.ofSeconds(10));
+        }
+    }
+
+    @ParameterizedTest(name = "{0} Redis binary")
+    @ValueSource(strings = {"bundled", "system"})
+    void servicesLeftRunningByAKilledJvmAreReplacedAndTheirDataKept(String binary) throws Exception {
         Process owner = new ProcessBuilder(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"),
-                CrashedOwner.class.getName(), dataDir.toString())
+                CrashedOwner.class.getName(), dataDir.toString(), binary)
                 .redirectErrorStream(true)
                 .start();
         List<String> ownerOutput = new ArrayList<>();
@@ -49,6 +65,7 @@ class CrashRecoveryTest {
             CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
             assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
         } finally {
+            ownerProcesses.addAll(owner.descendants().toList());
             owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
 
@@ -56,8 +73,10 @@ class CrashRecoveryTest {
         long postgresPid = pid(dataDir.resolve("postgres").resolve("postmaster.pid"));
         assertTrue(running(redisPid), "Redis outlived its killed JVM");
         assertTrue(running(postgresPid), "PostgreSQL outlived its killed JVM");
+        EmbeddedRedisServerTest.assertRunsBinary(RedisBinary.of(binary), ProcessHandle.of(redisPid).orElseThrow());
 
-        try (EmbeddedServices services = EmbeddedServices.start(EmbeddedServicesConfig.allOnLoopback(dataDir))) {
+        try (EmbeddedServices services = EmbeddedServices.start(
+                EmbeddedServicesConfig.allOnLoopback(dataDir).withRedisBinary(RedisBinary.of(binary)))) {
             assertFalse(running(redisPid), "left-over Redis was stopped");
             assertFalse(running(postgresPid), "left-over PostgreSQL was stopped");
 
@@ -119,8 +138,8 @@ class CrashRecoveryTest {
         return Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).strip());
     }
 
-    /** Alive and not a zombie waiting for init to reap it (zombies have no command line). */
+    /** Alive and not a zombie waiting for init to reap it. */
     private static boolean running(long pid) {
-        return ProcessHandle.of(pid).map(p -> p.isAlive() && p.info().commandLine().isPresent()).orElse(false);
+        return ProcessHandle.of(pid).map(Processes::running).orElse(false);
     }
 }

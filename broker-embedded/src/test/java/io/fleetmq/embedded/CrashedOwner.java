@@ -16,8 +16,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Run in a separate JVM by {@link CrashRecoveryTest}: starts the services on the given data dir, writes one item
- * to each, prints {@value #READY} and waits to be killed.
+ * Run in a separate JVM by {@link CrashRecoveryTest}: starts the services on the given data dir (Redis with the
+ * binary named by the second argument), writes one item to each, prints {@value #READY} and waits to be killed.
  */
 public final class CrashedOwner {
 
@@ -30,7 +30,8 @@ public final class CrashedOwner {
     }
 
     public static void main(String[] args) throws Exception {
-        EmbeddedServices services = EmbeddedServices.start(EmbeddedServicesConfig.allOnLoopback(Path.of(args[0])));
+        EmbeddedServices services = EmbeddedServices.start(EmbeddedServicesConfig.allOnLoopback(Path.of(args[0]))
+                .withRedisBinary(RedisBinary.of(args[1])));
 
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, services.kafkaBootstrapServers(),
