@@ -42,7 +42,8 @@ import redis.embedded.Redis;
  * its persistence), so its shutdown never depends on a save that can fail, for example because its directory has
  * been deleted underneath it; servers from Redis 7 on are also told to exit on SIGTERM despite errors. {@link
  * #stop()} asks for a snapshot first, then sends SIGTERM, then SIGKILL, each after a bounded wait, and returns once
- * the process and anything it started are gone.
+ * the process and anything it started are gone. If the JVM exits without stopping it, a shutdown hook does (after
+ * a grace period for the application's own shutdown); if the JVM is killed, an {@link OrphanGuard} does.
  */
 public final class EmbeddedRedisServer {
 
@@ -69,6 +70,7 @@ public final class EmbeddedRedisServer {
     private volatile Process process;
     private Thread outputReader;
     private ShutdownSafetyNet safetyNet;
+    private OrphanGuard orphanGuard;
     private FileLock dataDirLock;
     private File executable;
 
@@ -152,6 +154,7 @@ public final class EmbeddedRedisServer {
         process = started;
         outputReader = reader;
         safetyNet = new ShutdownSafetyNet("embedded Redis on port " + port, this::stop);
+        orphanGuard = OrphanGuard.watch("embedded Redis on port " + port, started.toHandle(), sessionPrefix());
     }
 
     /**
@@ -171,6 +174,10 @@ public final class EmbeddedRedisServer {
         outputReader = null;
         safetyNet.disarm();
         safetyNet = null;
+        if (orphanGuard != null) {
+            orphanGuard.disarm();
+            orphanGuard = null;
+        }
         String name = "embedded Redis on port " + port;
         boolean gone = requestShutdown() && Processes.awaitGone(stopping.toHandle(), SIGNAL_TIMEOUT);
         if (!gone) {
@@ -256,15 +263,18 @@ public final class EmbeddedRedisServer {
      * JVM's child is not a group leader), so the process id stays Redis's own.
      */
     private static List<String> inOwnSession(String... command) {
-        List<String> full = new ArrayList<>();
-        for (String dir : List.of("/usr/bin/setsid", "/bin/setsid")) {
-            if (Files.isExecutable(Path.of(dir))) {
-                full.add(dir);
-                break;
-            }
-        }
+        List<String> full = new ArrayList<>(sessionPrefix());
         full.addAll(List.of(command));
         return full;
+    }
+
+    private static List<String> sessionPrefix() {
+        for (String setsid : List.of("/usr/bin/setsid", "/bin/setsid")) {
+            if (Files.isExecutable(Path.of(setsid))) {
+                return List.of(setsid);
+            }
+        }
+        return List.of();
     }
 
     private Path pidFile() {

@@ -33,8 +33,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A JVM killed with SIGKILL leaves its Redis and PostgreSQL running; the next start must take over cleanly. Run
- * with the bundled Redis and with the system's, which shows itself differently to the JDK.
+ * A JVM killed with SIGKILL leaves its PostgreSQL running, and its Redis too if the Redis's guard is gone as well;
+ * the next start must take over cleanly. Otherwise the guard stops the Redis. Run with the bundled Redis and with
+ * the system's, which shows itself differently to the JDK.
  */
 class CrashRecoveryTest {
 
@@ -54,20 +55,8 @@ class CrashRecoveryTest {
     @ParameterizedTest(name = "{0} Redis binary")
     @ValueSource(strings = {"bundled", "system"})
     void servicesLeftRunningByAKilledJvmAreReplacedAndTheirDataKept(String binary) throws Exception {
-        Process owner = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"),
-                CrashedOwner.class.getName(), dataDir.toString(), binary)
-                .redirectErrorStream(true)
-                .start();
-        List<String> ownerOutput = new ArrayList<>();
-        try {
-            CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
-            assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
-        } finally {
-            ownerProcesses.addAll(owner.descendants().toList());
-            owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-        }
+        // The guard is killed first, as if it had been killed with the JVM, so that Redis is left over.
+        runOwnerAndKillIt(binary, "all", true);
 
         long redisPid = pid(dataDir.resolve("redis").resolve("redis.pid"));
         long postgresPid = pid(dataDir.resolve("postgres").resolve("postmaster.pid"));
@@ -94,6 +83,51 @@ class CrashRecoveryTest {
                 assertEquals(CrashedOwner.VALUE, rows.getString(1));
             }
             assertEquals(List.of(CrashedOwner.VALUE), kafkaValues(services.kafkaBootstrapServers()));
+        }
+    }
+
+    @ParameterizedTest(name = "{0} Redis binary")
+    @ValueSource(strings = {"bundled", "system"})
+    void redisOfAKilledJvmIsStoppedByItsGuardAndKeepsItsData(String binary) throws Exception {
+        runOwnerAndKillIt(binary, "redis", false);
+        ProcessHandle redis = ProcessHandle.of(pid(dataDir.resolve("redis").resolve("redis.pid")))
+                .orElseThrow(() -> new AssertionError("Redis was gone before its guard could stop it"));
+
+        assertTrue(Processes.awaitGone(redis, Duration.ofSeconds(30)), "the guard stops Redis once its JVM is dead");
+
+        EmbeddedRedisServer restarted = new EmbeddedRedisServer(dataDir, "127.0.0.1", 0, RedisBinary.of(binary));
+        restarted.start();
+        RedisClient client = RedisClient.create(restarted.url());
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            assertEquals(CrashedOwner.VALUE, connection.sync().get(CrashedOwner.KEY));
+        } finally {
+            client.shutdown(0, 5, TimeUnit.SECONDS);
+            restarted.stop();
+        }
+    }
+
+    /** Runs {@link CrashedOwner} with {@code services} until it is ready, then kills it with SIGKILL. */
+    private void runOwnerAndKillIt(String binary, String services, boolean killGuardFirst) throws Exception {
+        Process owner = new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"),
+                CrashedOwner.class.getName(), dataDir.toString(), binary, services)
+                .redirectErrorStream(true)
+                .start();
+        List<String> ownerOutput = new ArrayList<>();
+        try {
+            CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
+            assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
+        } finally {
+            ownerProcesses.addAll(owner.descendants().toList());
+            if (killGuardFirst) {
+                List<ProcessHandle> guards = ownerProcesses.stream()
+                        .filter(p -> Processes.commandLine(p).contains("fleetmq-guard")).toList();
+                assertEquals(1, guards.size(), () -> "one guard among " + ownerProcesses.stream()
+                        .map(Processes::commandLine).toList());
+                guards.forEach(g -> assertTrue(Processes.end("guard", g, false, Duration.ZERO, Duration.ofSeconds(10))));
+            }
+            owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
     }
 
