@@ -92,6 +92,7 @@ public final class RedisBinary {
         if (executable != null && executable.canExecute()) {
             return executable;
         }
+        majorVersion = -1;
         try {
             executable = switch (choice) {
                 case "auto" -> {
