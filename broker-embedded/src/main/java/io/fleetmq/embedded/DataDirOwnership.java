@@ -109,7 +109,8 @@ final class DataDirOwnership {
         ProcessHandle process = leftOver.get();
         log.warn("embedded {}: stopping pid {} that an earlier process left running on {}", service, process.pid(),
                 pidFile.getParent());
-        // SIGTERM: Redis flushes its append-only file and exits; PostgreSQL shuts down once its clients (of the dead JVM) are gone.
+        // SIGTERM: Redis flushes its append-only file and exits; PostgreSQL shuts down once its clients (of the
+        // dead JVM) are gone.
         process.destroy();
         if (!awaitGone(process, pidFile)) {
             log.warn("embedded {}: pid {} still running after {}; killing it", service, process.pid(), GRACE);
