@@ -199,9 +199,10 @@ public final class BrokerNode implements AutoCloseable {
         BrokerConfig.Embedded e = config.embedded();
         try {
             return EmbeddedServices.start(new EmbeddedServicesConfig(config.dataDir(), e.host(),
-                    kafka, e.kafkaPort(), e.kafkaControllerPort(), redis, e.redisPort(), postgres, e.postgresPort()));
+                    kafka, e.kafkaPort(), e.kafkaControllerPort(), redis, e.redisPort(), postgres, e.postgresPort(),
+                    e.redisBinary()));
         } catch (EmbeddedServiceException ex) {
-            throw new StartupException(ex.getMessage() + " (see embedded.* settings, EMBEDDED_*_PORT)", ex);
+            throw new StartupException(ex.getMessage() + " (see embedded.* settings, EMBEDDED_*)", ex);
         }
     }
 

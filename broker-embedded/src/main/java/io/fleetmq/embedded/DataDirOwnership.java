@@ -101,7 +101,7 @@ final class DataDirOwnership {
     static void stopLeftOver(String service, Path pidFile, Predicate<ProcessHandle> ours) {
         Optional<ProcessHandle> leftOver = pid(pidFile)
                 .flatMap(ProcessHandle::of)
-                .filter(DataDirOwnership::running)
+                .filter(Processes::running)
                 .filter(ours);
         if (leftOver.isEmpty()) {
             return;
@@ -109,7 +109,8 @@ final class DataDirOwnership {
         ProcessHandle process = leftOver.get();
         log.warn("embedded {}: stopping pid {} that an earlier process left running on {}", service, process.pid(),
                 pidFile.getParent());
-        // SIGTERM: Redis saves and exits; PostgreSQL shuts down once its clients (of the dead JVM) are gone.
+        // SIGTERM: Redis flushes its append-only file and exits; PostgreSQL shuts down once its clients (of the
+        // dead JVM) are gone.
         process.destroy();
         if (!awaitGone(process, pidFile)) {
             log.warn("embedded {}: pid {} still running after {}; killing it", service, process.pid(), GRACE);
@@ -118,19 +119,11 @@ final class DataDirOwnership {
         }
     }
 
-    /**
-     * A process reparented to init may linger as a zombie until init reaps it: alive to the JDK, but without a
-     * command line, and no longer holding files or ports.
-     */
-    private static boolean running(ProcessHandle process) {
-        return process.isAlive() && process.info().commandLine().isPresent();
-    }
-
     /** Both servers delete their pid file as the last step of a clean exit; after a kill only the process ends. */
     private static boolean awaitGone(ProcessHandle process, Path pidFile) {
         long deadline = System.nanoTime() + GRACE.toNanos();
         try {
-            while (running(process) && Files.exists(pidFile)) {
+            while (Processes.running(process) && Files.exists(pidFile)) {
                 if (System.nanoTime() > deadline) {
                     return false;
                 }

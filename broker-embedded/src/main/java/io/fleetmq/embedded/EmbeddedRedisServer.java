@@ -2,7 +2,6 @@ package io.fleetmq.embedded;
 
 import java.io.BufferedReader;
 import java.io.File;
-import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -14,14 +13,10 @@ import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -34,16 +29,21 @@ import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.embedded.Redis;
-import redis.embedded.core.ExecutableProvider;
-import redis.embedded.model.OsArchitecture;
 
 /**
  * A Redis server child process with its state (append-only file and RDB snapshot) in {@code <dataDir>/redis}.
  *
- * <p>The binary is {@code redis-server} from the {@code PATH} when there is one (kept up to date by the system's
- * package manager), otherwise the one bundled in {@code com.github.codemonstur:embedded-redis}. The process itself
- * is managed here rather than by that library's {@code RedisServer}: the library stops reading the server's output
+ * <p>The binary is chosen by a {@link RedisBinary}: by default {@code redis-server} from the {@code PATH} when
+ * there is one, otherwise the one bundled in {@code com.github.codemonstur:embedded-redis}. The process itself is
+ * managed here rather than by that library's {@code RedisServer}: the library stops reading the server's output
  * once it is ready, has no start timeout and registers a new JVM shutdown hook on every start.
+ *
+ * <p>Whatever the binary, the server stops on SIGTERM: it has no snapshot save points (the append-only file is
+ * its persistence), so its shutdown never depends on a save that can fail, for example because its directory has
+ * been deleted underneath it; servers from Redis 7 on are also told to exit on SIGTERM despite errors. {@link
+ * #stop()} asks for a snapshot first, then sends SIGTERM, then SIGKILL, each after a bounded wait, and returns once
+ * the process and anything it started are gone. If the JVM exits without stopping it, a shutdown hook does (after
+ * a grace period for the application's own shutdown); if the JVM is killed, an {@link OrphanGuard} does.
  */
 public final class EmbeddedRedisServer {
 
@@ -56,11 +56,13 @@ public final class EmbeddedRedisServer {
     private static final Pattern LOG_LINE = Pattern.compile("^\\d+:[A-Z] .*? ([.\\-*#]) (.*)$");
     private static final Pattern ERROR_WORDS = Pattern.compile("(?i).*\\b(error|fail\\w*|can't|cannot|unable)\\b.*");
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+    /** How long SHUTDOWN SAVE may take: a snapshot of a large data set takes a while. */
+    private static final Duration SAVE_TIMEOUT = Duration.ofSeconds(30);
+    /** How long each signal is given before the next, stronger one. */
+    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(10);
     private static final int RECENT_LINES = 20;
 
-    private static File binary;
-
+    private final RedisBinary binary;
     private final Path workDir;
     private final String host;
     private int port;
@@ -68,10 +70,16 @@ public final class EmbeddedRedisServer {
     private volatile Process process;
     private Thread outputReader;
     private ShutdownSafetyNet safetyNet;
+    private OrphanGuard orphanGuard;
     private FileLock dataDirLock;
     private File executable;
 
     public EmbeddedRedisServer(Path dataDir, String host, int port) {
+        this(dataDir, host, port, RedisBinary.AUTO);
+    }
+
+    public EmbeddedRedisServer(Path dataDir, String host, int port, RedisBinary binary) {
+        this.binary = binary;
         this.workDir = dataDir.toAbsolutePath().resolve("redis");
         this.host = host;
         this.port = port;
@@ -98,8 +106,8 @@ public final class EmbeddedRedisServer {
             releaseDataDir();
             throw e;
         }
-        log.info("embedded Redis ready at {} (pid {}, {}, data in {}) in {} ms",
-                url(), process.pid(), executable, workDir, (System.nanoTime() - begin) / 1_000_000);
+        log.info("embedded Redis ready at {} (pid {}, {} binary {}, data in {}) in {} ms",
+                url(), process.pid(), binary, executable, workDir, (System.nanoTime() - begin) / 1_000_000);
     }
 
     private void launch() {
@@ -107,8 +115,8 @@ public final class EmbeddedRedisServer {
 
         Path config = workDir.resolve("redis.conf");
         try {
-            Files.writeString(config, configuration(), StandardCharsets.UTF_8);
-            executable = redisServerBinary();
+            executable = binary.executable();
+            Files.writeString(config, configuration(binary.majorVersion()), StandardCharsets.UTF_8);
         } catch (IOException | RuntimeException e) {
             throw EmbeddedServiceException.wrap(SERVICE, "preparing " + workDir, e);
         }
@@ -146,9 +154,15 @@ public final class EmbeddedRedisServer {
         process = started;
         outputReader = reader;
         safetyNet = new ShutdownSafetyNet("embedded Redis on port " + port, this::stop);
+        orphanGuard = OrphanGuard.watch("embedded Redis on port " + port, started.toHandle(), sessionPrefix());
     }
 
-    /** Asks the server to save and exit (SHUTDOWN SAVE), waiting until the process is gone. */
+    /**
+     * Asks the server to save a snapshot and exit (SHUTDOWN SAVE); if it refuses or does not exit, sends SIGTERM,
+     * and then SIGKILL, each after a bounded wait. Returns once the process and any child of it are gone.
+     *
+     * @throws EmbeddedServiceException if the process still runs even after SIGKILL
+     */
     public synchronized void stop() {
         if (process == null) {
             return;
@@ -160,21 +174,25 @@ public final class EmbeddedRedisServer {
         outputReader = null;
         safetyNet.disarm();
         safetyNet = null;
-        if (!requestShutdown()) {
-            // SIGTERM also makes Redis save before exiting (its default shutdown-on-sigterm behaviour).
-            stopping.destroy();
+        if (orphanGuard != null) {
+            orphanGuard.disarm();
+            orphanGuard = null;
+        }
+        String name = "embedded Redis on port " + port;
+        boolean gone = requestShutdown() && Processes.awaitGone(stopping.toHandle(), SIGNAL_TIMEOUT);
+        if (!gone) {
+            // Without save points SIGTERM needs no save, so it ends the server even where SHUTDOWN SAVE failed.
+            gone = Processes.end(name, stopping.toHandle(), true, SIGNAL_TIMEOUT, SIGNAL_TIMEOUT);
         }
         try {
-            if (!stopping.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                log.warn("embedded Redis pid {} did not exit within {}; killing it", stopping.pid(), STOP_TIMEOUT);
-                stopping.destroyForcibly().waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            }
-            reader.join(STOP_TIMEOUT.toMillis());
+            reader.join(SIGNAL_TIMEOUT.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            stopping.destroyForcibly();
         }
         releaseDataDir();
+        if (!gone) {
+            throw EmbeddedServiceException.of(SERVICE, "pid " + stopping.pid() + " did not exit even after SIGKILL");
+        }
         log.info("embedded Redis at {} stopped in {} ms", Ports.hostPort(Ports.connectHost(host), port),
                 (System.nanoTime() - begin) / 1_000_000);
     }
@@ -188,6 +206,16 @@ public final class EmbeddedRedisServer {
         return process == null ? null : "redis://" + Ports.hostPort(Ports.connectHost(host), port);
     }
 
+    /** The process id of the server, or {@code -1} while not running. */
+    public synchronized long pid() {
+        return process == null ? -1 : process.pid();
+    }
+
+    /** The binary choice this server runs with. */
+    public RedisBinary binary() {
+        return binary;
+    }
+
     /** The port; the requested one until the first start resolves a requested 0. */
     public synchronized int port() {
         return port;
@@ -197,9 +225,9 @@ public final class EmbeddedRedisServer {
         return workDir;
     }
 
-    private String configuration() throws IOException {
+    private String configuration(int majorVersion) throws IOException {
         String bindAddress = InetAddress.getByName(host).getHostAddress();
-        return String.join("\n", List.of(
+        List<String> lines = new ArrayList<>(List.of(
                 "# Written by FleetMQ on every start of the embedded Redis; edits are overwritten.",
                 "bind " + bindAddress,
                 "port " + port,
@@ -213,14 +241,19 @@ public final class EmbeddedRedisServer {
                 "logfile \"\"",
                 "loglevel notice",
                 "always-show-logo no",
-                // Both an append-only file (at most a second of writes lost on a crash) and periodic snapshots.
+                // The append-only file is the persistence: at most a second of writes lost on a crash.
                 "appendonly yes",
                 "appendfsync everysec",
-                "dbfilename dump.rdb",
-                "save 900 1",
-                "save 300 10",
-                "save 60 10000",
-                ""));
+                // No snapshot save points: with them a server saves on SIGTERM and, if that save fails (a full disk,
+                // a directory deleted underneath it), refuses to exit. stop() asks for a snapshot explicitly.
+                "save \"\"",
+                "dbfilename dump.rdb"));
+        if (majorVersion >= 7) {
+            // Redis 7 can be told that SIGTERM means exit, even if flushing the append-only file fails.
+            lines.add("shutdown-on-sigterm nosave force");
+        }
+        lines.add("");
+        return String.join("\n", lines);
     }
 
     /**
@@ -230,25 +263,32 @@ public final class EmbeddedRedisServer {
      * JVM's child is not a group leader), so the process id stays Redis's own.
      */
     private static List<String> inOwnSession(String... command) {
-        List<String> full = new ArrayList<>();
-        for (String dir : List.of("/usr/bin/setsid", "/bin/setsid")) {
-            if (Files.isExecutable(Path.of(dir))) {
-                full.add(dir);
-                break;
-            }
-        }
+        List<String> full = new ArrayList<>(sessionPrefix());
         full.addAll(List.of(command));
         return full;
+    }
+
+    private static List<String> sessionPrefix() {
+        for (String setsid : List.of("/usr/bin/setsid", "/bin/setsid")) {
+            if (Files.isExecutable(Path.of(setsid))) {
+                return List.of(setsid);
+            }
+        }
+        return List.of();
     }
 
     private Path pidFile() {
         return workDir.resolve("redis.pid");
     }
 
-    /** Redis renames its process title to "redis-server host:port"; Valkey's compatible server is also accepted. */
+    /**
+     * Redis renames its process title to "redis-server host:port"; Valkey's compatible server is also accepted.
+     * Debian's {@code redis-server} is a link to {@code redis-check-rdb}, which is the executable the process shows.
+     */
     private static boolean isRedisServer(ProcessHandle process) {
-        String description = process.info().command().orElse("") + " " + process.info().commandLine().orElse("");
-        return description.contains("redis-server") || description.contains("valkey-server");
+        String description = process.info().command().orElse("") + " " + Processes.commandLine(process);
+        return description.contains("redis-server") || description.contains("valkey-server")
+                || description.contains("redis-check-rdb");
     }
 
     private static String quote(String value) {
@@ -256,74 +296,11 @@ public final class EmbeddedRedisServer {
     }
 
     /**
-     * The {@code redis-server} binary the embedded Redis runs (from the PATH, else the bundled one),
+     * The {@code redis-server} binary the embedded Redis runs by default (from the PATH, else the bundled one),
      * for tests that start Redis in other shapes: Sentinel, Cluster.
      */
     public static File executable() {
-        try {
-            return redisServerBinary();
-        } catch (IOException e) {
-            throw EmbeddedServiceException.wrap(SERVICE, "finding redis-server", e);
-        }
-    }
-
-    private static synchronized File redisServerBinary() throws IOException {
-        if (binary != null && binary.canExecute()) {
-            return binary;
-        }
-        try {
-            binary = ExecutableProvider.newExecutableInPath("redis-server").get();
-        } catch (FileNotFoundException notOnPath) {
-            binary = bundledBinary();
-        }
-        return binary;
-    }
-
-    /**
-     * Extracts the binary bundled for this platform into a directory named after its digest and reuses it from
-     * then on, also in later JVMs: the library's own provider copies the ~10 MB file into a new temporary
-     * directory per start, which a killed JVM never removes.
-     */
-    private static File bundledBinary() throws IOException {
-        String resource = ExecutableProvider.newProvidedVersionsMap().get(OsArchitecture.detectOSandArchitecture());
-        if (resource == null) {
-            throw new FileNotFoundException("no bundled redis-server for " + OsArchitecture.detectOSandArchitecture()
-                    + " and none on the PATH");
-        }
-        byte[] content;
-        try (InputStream in = ExecutableProvider.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new FileNotFoundException("bundled redis-server " + resource + " is missing");
-            }
-            content = in.readAllBytes();
-        }
-        String digest;
-        try {
-            digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content)).substring(0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every JVM", e);
-        }
-        String fileName = resource.substring(resource.lastIndexOf('/') + 1);
-        // Per user: another user's directory of the same name could not be written to.
-        Path dir = Path.of(System.getProperty("java.io.tmpdir"),
-                "fleetmq-redis-" + System.getProperty("user.name"), digest);
-        Path target = dir.resolve(fileName);
-        if (Files.isExecutable(target) && Files.size(target) == content.length) {
-            return target.toFile();
-        }
-        Files.createDirectories(dir);
-        // Written aside and moved into place, so a concurrent JVM never runs a half-written file.
-        Path partial = Files.createTempFile(dir, fileName, ".partial");
-        try {
-            Files.write(partial, content);
-            if (!partial.toFile().setExecutable(true)) {
-                throw new IOException("cannot make " + partial + " executable");
-            }
-            Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(partial);
-        }
-        return target.toFile();
+        return RedisBinary.AUTO.executable();
     }
 
     private void readOutput(Process started, CompletableFuture<Void> ready, Deque<String> recentOutput) {
@@ -393,18 +370,24 @@ public final class EmbeddedRedisServer {
     private boolean requestShutdown() {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(Ports.connectHost(host), port), 5_000);
-            socket.setSoTimeout((int) STOP_TIMEOUT.toMillis());
+            socket.setSoTimeout((int) SAVE_TIMEOUT.toMillis());
             OutputStream out = socket.getOutputStream();
             out.write("*2\r\n$8\r\nSHUTDOWN\r\n$4\r\nSAVE\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            byte[] reply = socket.getInputStream().readAllBytes();
-            if (reply.length > 0) {
-                log.warn("embedded Redis refused SHUTDOWN SAVE: {}", new String(reply, StandardCharsets.UTF_8).strip());
+            // A refusal is one error line on a connection that stays open; reading to the end would wait forever.
+            InputStream in = socket.getInputStream();
+            StringBuilder reply = new StringBuilder();
+            int b;
+            while ((b = in.read()) != -1 && b != '\n' && reply.length() < 1_000) {
+                reply.append((char) b);
+            }
+            if (!reply.isEmpty()) {
+                log.warn("embedded Redis refused SHUTDOWN SAVE ({}); sending SIGTERM", reply.toString().strip());
                 return false;
             }
             return true;
         } catch (IOException e) {
-            log.warn("embedded Redis did not take SHUTDOWN SAVE ({}); terminating the process", e.toString());
+            log.warn("embedded Redis did not take SHUTDOWN SAVE ({}); sending SIGTERM", e.toString());
             return false;
         }
     }
@@ -418,10 +401,9 @@ public final class EmbeddedRedisServer {
     }
 
     private static void terminate(Process started, Thread reader) {
-        started.destroyForcibly();
+        Processes.end("redis-server pid " + started.pid(), started.toHandle(), false, SIGNAL_TIMEOUT, SIGNAL_TIMEOUT);
         try {
-            started.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            reader.join(STOP_TIMEOUT.toMillis());
+            reader.join(SIGNAL_TIMEOUT.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

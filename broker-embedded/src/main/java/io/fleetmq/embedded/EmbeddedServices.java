@@ -53,7 +53,7 @@ public final class EmbeddedServices implements AutoCloseable {
                 ? new EmbeddedKafkaServer(config.dataDir(), config.host(), config.kafkaPort(), config.kafkaControllerPort())
                 : null;
         EmbeddedRedisServer redis = config.redis()
-                ? new EmbeddedRedisServer(config.dataDir(), config.host(), config.redisPort())
+                ? new EmbeddedRedisServer(config.dataDir(), config.host(), config.redisPort(), config.redisBinary())
                 : null;
         EmbeddedPostgresServer postgres = config.postgres()
                 ? new EmbeddedPostgresServer(config.dataDir(), config.host(), config.postgresPort())

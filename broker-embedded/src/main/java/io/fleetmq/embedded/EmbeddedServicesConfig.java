@@ -16,17 +16,20 @@ import java.util.Objects;
  * @param redisPort           Redis port
  * @param postgres            start a PostgreSQL child process
  * @param postgresPort        PostgreSQL port
+ * @param redisBinary         which {@code redis-server} runs the embedded Redis
  */
 public record EmbeddedServicesConfig(Path dataDir, String host,
         boolean kafka, int kafkaPort, int kafkaControllerPort,
         boolean redis, int redisPort,
-        boolean postgres, int postgresPort) {
+        boolean postgres, int postgresPort,
+        RedisBinary redisBinary) {
 
     public static final String LOOPBACK = "127.0.0.1";
 
     public EmbeddedServicesConfig {
         Objects.requireNonNull(dataDir, "dataDir");
         Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(redisBinary, "redisBinary");
         if (host.isBlank()) {
             throw new IllegalArgumentException("host must not be blank");
         }
@@ -39,9 +42,22 @@ public record EmbeddedServicesConfig(Path dataDir, String host,
         }
     }
 
+    /** With the default choice of Redis binary ({@link RedisBinary#AUTO}). */
+    public EmbeddedServicesConfig(Path dataDir, String host, boolean kafka, int kafkaPort, int kafkaControllerPort,
+            boolean redis, int redisPort, boolean postgres, int postgresPort) {
+        this(dataDir, host, kafka, kafkaPort, kafkaControllerPort, redis, redisPort, postgres, postgresPort,
+                RedisBinary.AUTO);
+    }
+
     /** All three services on loopback, each on a free port. */
     public static EmbeddedServicesConfig allOnLoopback(Path dataDir) {
         return new EmbeddedServicesConfig(dataDir, LOOPBACK, true, 0, 0, true, 0, true, 0);
+    }
+
+    /** This configuration with Redis run by {@code binary}. */
+    public EmbeddedServicesConfig withRedisBinary(RedisBinary binary) {
+        return new EmbeddedServicesConfig(dataDir, host, kafka, kafkaPort, kafkaControllerPort, redis, redisPort,
+                postgres, postgresPort, binary);
     }
 
     private static void requirePort(String name, int port) {

@@ -3,7 +3,8 @@
  *
  * <p>Entry point: {@link io.fleetmq.embedded.EmbeddedServices#start(io.fleetmq.embedded.EmbeddedServicesConfig)}.
  * Kafka runs in-process (KRaft, one combined node); Redis and PostgreSQL run as child processes from binaries
- * shipped in Maven artifacts, so nothing has to be installed. All state lives under the configured data dir:
+ * shipped in Maven artifacts, so nothing has to be installed (Redis runs the system's {@code redis-server} instead
+ * when there is one, see {@link io.fleetmq.embedded.RedisBinary}). All state lives under the configured data dir:
  * {@code kafka/} and {@code kafka-cluster-id}, {@code redis/}, {@code postgres/} and {@code postgres-password}.
  *
  * <p>Logging goes through slf4j only (Kafka's log4j2 calls are bridged by log4j-to-slf4j); this module ships no

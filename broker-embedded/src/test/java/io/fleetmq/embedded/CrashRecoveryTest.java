@@ -27,37 +27,45 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** A JVM killed with SIGKILL leaves its Redis and PostgreSQL running; the next start must take over cleanly. */
+/**
+ * A JVM killed with SIGKILL leaves its PostgreSQL running, and its Redis too if the Redis's guard is gone as well;
+ * the next start must take over cleanly. Otherwise the guard stops the Redis. Run with the bundled Redis and with
+ * the system's, which shows itself differently to the JDK.
+ */
 class CrashRecoveryTest {
 
     @TempDir
     Path dataDir;
 
-    @Test
-    void servicesLeftRunningByAKilledJvmAreReplacedAndTheirDataKept() throws Exception {
-        Process owner = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"),
-                CrashedOwner.class.getName(), dataDir.toString())
-                .redirectErrorStream(true)
-                .start();
-        List<String> ownerOutput = new ArrayList<>();
-        try {
-            CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
-            assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
-        } finally {
-            owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    /** Whatever the owner JVM started; ended after the test whatever its outcome, so no run leaves processes. */
+    private final List<ProcessHandle> ownerProcesses = new ArrayList<>();
+
+    @AfterEach
+    void endWhatTheOwnerLeft() {
+        for (ProcessHandle process : ownerProcesses) {
+            Processes.end("left by the owner JVM", process, false, Duration.ofSeconds(10), Duration.ofSeconds(10));
         }
+    }
+
+    @ParameterizedTest(name = "{0} Redis binary")
+    @ValueSource(strings = {"bundled", "system"})
+    void servicesLeftRunningByAKilledJvmAreReplacedAndTheirDataKept(String binary) throws Exception {
+        // The guard is killed first, as if it had been killed with the JVM, so that Redis is left over.
+        runOwnerAndKillIt(binary, "all", true);
 
         long redisPid = pid(dataDir.resolve("redis").resolve("redis.pid"));
         long postgresPid = pid(dataDir.resolve("postgres").resolve("postmaster.pid"));
         assertTrue(running(redisPid), "Redis outlived its killed JVM");
         assertTrue(running(postgresPid), "PostgreSQL outlived its killed JVM");
+        EmbeddedRedisServerTest.assertRunsBinary(RedisBinary.of(binary), ProcessHandle.of(redisPid).orElseThrow());
 
-        try (EmbeddedServices services = EmbeddedServices.start(EmbeddedServicesConfig.allOnLoopback(dataDir))) {
+        try (EmbeddedServices services = EmbeddedServices.start(
+                EmbeddedServicesConfig.allOnLoopback(dataDir).withRedisBinary(RedisBinary.of(binary)))) {
             assertFalse(running(redisPid), "left-over Redis was stopped");
             assertFalse(running(postgresPid), "left-over PostgreSQL was stopped");
 
@@ -75,6 +83,51 @@ class CrashRecoveryTest {
                 assertEquals(CrashedOwner.VALUE, rows.getString(1));
             }
             assertEquals(List.of(CrashedOwner.VALUE), kafkaValues(services.kafkaBootstrapServers()));
+        }
+    }
+
+    @ParameterizedTest(name = "{0} Redis binary")
+    @ValueSource(strings = {"bundled", "system"})
+    void redisOfAKilledJvmIsStoppedByItsGuardAndKeepsItsData(String binary) throws Exception {
+        runOwnerAndKillIt(binary, "redis", false);
+        ProcessHandle redis = ProcessHandle.of(pid(dataDir.resolve("redis").resolve("redis.pid")))
+                .orElseThrow(() -> new AssertionError("Redis was gone before its guard could stop it"));
+
+        assertTrue(Processes.awaitGone(redis, Duration.ofSeconds(30)), "the guard stops Redis once its JVM is dead");
+
+        EmbeddedRedisServer restarted = new EmbeddedRedisServer(dataDir, "127.0.0.1", 0, RedisBinary.of(binary));
+        restarted.start();
+        RedisClient client = RedisClient.create(restarted.url());
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            assertEquals(CrashedOwner.VALUE, connection.sync().get(CrashedOwner.KEY));
+        } finally {
+            client.shutdown(0, 5, TimeUnit.SECONDS);
+            restarted.stop();
+        }
+    }
+
+    /** Runs {@link CrashedOwner} with {@code services} until it is ready, then kills it with SIGKILL. */
+    private void runOwnerAndKillIt(String binary, String services, boolean killGuardFirst) throws Exception {
+        Process owner = new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"),
+                CrashedOwner.class.getName(), dataDir.toString(), binary, services)
+                .redirectErrorStream(true)
+                .start();
+        List<String> ownerOutput = new ArrayList<>();
+        try {
+            CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
+            assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
+        } finally {
+            ownerProcesses.addAll(owner.descendants().toList());
+            if (killGuardFirst) {
+                List<ProcessHandle> guards = ownerProcesses.stream()
+                        .filter(p -> Processes.commandLine(p).contains("fleetmq-guard")).toList();
+                assertEquals(1, guards.size(), () -> "one guard among " + ownerProcesses.stream()
+                        .map(Processes::commandLine).toList());
+                guards.forEach(g -> assertTrue(Processes.end("guard", g, false, Duration.ZERO, Duration.ofSeconds(10))));
+            }
+            owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
     }
 
@@ -119,8 +172,8 @@ class CrashRecoveryTest {
         return Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).strip());
     }
 
-    /** Alive and not a zombie waiting for init to reap it (zombies have no command line). */
+    /** Alive and not a zombie waiting for init to reap it. */
     private static boolean running(long pid) {
-        return ProcessHandle.of(pid).map(p -> p.isAlive() && p.info().commandLine().isPresent()).orElse(false);
+        return ProcessHandle.of(pid).map(Processes::running).orElse(false);
     }
 }

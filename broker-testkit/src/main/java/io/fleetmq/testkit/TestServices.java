@@ -11,6 +11,7 @@ import java.util.Map;
 
 import io.fleetmq.embedded.EmbeddedServices;
 import io.fleetmq.embedded.EmbeddedServicesConfig;
+import io.fleetmq.embedded.RedisBinary;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +22,8 @@ import org.slf4j.LoggerFactory;
  * {@value #DATABASE_URL_ENV} with {@value #DATABASE_USER_ENV} and {@value #DATABASE_PASSWORD_ENV}), so CI or a
  * developer can point tests at real servers. Every service without a variable is started embedded, once, on free
  * loopback ports in a temporary directory that is removed again, together with the services, when the JVM exits.
+ * {@value #REDIS_BINARY_ENV} chooses the binary of an embedded Redis ({@code auto}, {@code bundled}, {@code system}
+ * or a path; see {@link RedisBinary}), so the suite can be run on either.
  *
  * <p>Tests share the services, so each test should use its own topics, keys and tables (or clean up).
  */
@@ -28,6 +31,7 @@ public final class TestServices {
 
     public static final String KAFKA_ENV = "FLEETMQ_TEST_KAFKA_BOOTSTRAP_SERVERS";
     public static final String REDIS_ENV = "FLEETMQ_TEST_REDIS_URL";
+    public static final String REDIS_BINARY_ENV = "FLEETMQ_TEST_REDIS_BINARY";
     public static final String DATABASE_URL_ENV = "FLEETMQ_TEST_DATABASE_URL";
     public static final String DATABASE_USER_ENV = "FLEETMQ_TEST_DATABASE_USER";
     public static final String DATABASE_PASSWORD_ENV = "FLEETMQ_TEST_DATABASE_PASSWORD";
@@ -87,11 +91,17 @@ public final class TestServices {
                     value(environment, DATABASE_PASSWORD_ENV), null);
         }
 
+        RedisBinary redisBinary;
+        try {
+            redisBinary = RedisBinary.of(value(environment, REDIS_BINARY_ENV));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(REDIS_BINARY_ENV + " " + e.getMessage(), e);
+        }
         Path dataDir = createTempDir();
         EmbeddedServices services;
         try {
             services = EmbeddedServices.start(new EmbeddedServicesConfig(dataDir, EmbeddedServicesConfig.LOOPBACK,
-                    embedKafka, 0, 0, embedRedis, 0, embedDatabase, 0));
+                    embedKafka, 0, 0, embedRedis, 0, embedDatabase, 0, redisBinary));
         } catch (RuntimeException e) {
             deleteRecursively(dataDir);
             throw e;
@@ -113,7 +123,7 @@ public final class TestServices {
                 services);
         log.info("test services: Kafka {} ({}), Redis {} ({}), PostgreSQL {} ({})",
                 testServices.kafkaBootstrapServers, origin(embedKafka),
-                testServices.redisUrl, origin(embedRedis),
+                testServices.redisUrl, embedRedis ? "embedded, " + redisBinary + " binary" : origin(false),
                 testServices.databaseUrl, origin(embedDatabase));
         return testServices;
     }

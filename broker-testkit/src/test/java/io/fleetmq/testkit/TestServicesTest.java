@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -12,11 +13,14 @@ import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.fleetmq.embedded.RedisBinary;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class TestServicesTest {
 
@@ -73,5 +77,25 @@ class TestServicesTest {
         assertEquals("kafka.example:9092", mixed.kafkaBootstrapServers());
         assertEquals("jdbc:postgresql://db.example:5432/fleetmq", mixed.databaseUrl());
         assertTrue(mixed.redisUrl().matches("redis://127\\.0\\.0\\.1:\\d+"), mixed.redisUrl());
+    }
+
+    @ParameterizedTest(name = "{0} binary")
+    @ValueSource(strings = {"bundled", "system"})
+    void embeddedRedisRunsTheChosenBinary(String binary) throws Exception {
+        TestServices mixed = TestServices.create(Map.of(
+                TestServices.KAFKA_ENV, "kafka.example:9092",
+                TestServices.DATABASE_URL_ENV, "jdbc:postgresql://db.example:5432/fleetmq",
+                TestServices.REDIS_BINARY_ENV, binary));
+
+        RedisClient redis = RedisClient.create(mixed.redisUrl());
+        try (StatefulRedisConnection<String, String> connection = redis.connect()) {
+            String executable = connection.sync().info("server").lines()
+                    .filter(line -> line.startsWith("executable:"))
+                    .map(line -> line.substring("executable:".length()).strip())
+                    .findFirst().orElseThrow();
+            assertEquals(RedisBinary.of(binary).executable().toPath().toRealPath(), Path.of(executable).toRealPath());
+        } finally {
+            redis.shutdown(0, 5, TimeUnit.SECONDS);
+        }
     }
 }

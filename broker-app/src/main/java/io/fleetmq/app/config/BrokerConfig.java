@@ -1,5 +1,6 @@
 package io.fleetmq.app.config;
 
+import io.fleetmq.embedded.RedisBinary;
 import io.fleetmq.kafka.KafkaSettings;
 import io.fleetmq.kafka.cluster.ClusterSettings;
 import io.fleetmq.persistence.redis.RedisSettings;
@@ -48,8 +49,9 @@ public record BrokerConfig(
     public record Listener(String name, boolean enabled, int port, String portSetting) {
     }
 
-    /** Ports of the embedded services in standalone and services mode. */
-    public record Embedded(String host, int kafkaPort, int kafkaControllerPort, int redisPort, int postgresPort) {
+    /** Ports of the embedded services in standalone and services mode, and the binary of the embedded Redis. */
+    public record Embedded(String host, int kafkaPort, int kafkaControllerPort, int redisPort, int postgresPort,
+            RedisBinary redisBinary) {
     }
 
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._-]{1,100}");
@@ -136,7 +138,17 @@ public record BrokerConfig(
                         s.port("embedded.kafka-port"),
                         s.port("embedded.kafka-controller-port"),
                         s.port("embedded.redis-port"),
-                        s.port("embedded.postgres-port")));
+                        s.port("embedded.postgres-port"),
+                        redisBinary(s)));
+    }
+
+    private static RedisBinary redisBinary(Settings s) {
+        String raw = s.string("embedded.redis-binary");
+        try {
+            return RedisBinary.of(raw);
+        } catch (IllegalArgumentException e) {
+            throw s.invalid("embedded.redis-binary", raw, e.getMessage());
+        }
     }
 
     private static KafkaSettings kafka(Settings s) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fleetmq.embedded.RedisBinary;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,19 @@ class BrokerConfigTest {
         c = config();
         assertTrue(c.kafkaExternal() && c.redisExternal() && c.databaseExternal());
         assertEquals("kafka:9092", c.kafka().bootstrapServers());
+    }
+
+    @Test
+    void embeddedRedisBinaryIsAutoUnlessSetAndMustBeAChoiceOrAnExecutable() {
+        assertEquals(RedisBinary.AUTO, config().embedded().redisBinary());
+        env.put("EMBEDDED_REDIS_BINARY", "bundled");
+        assertEquals(RedisBinary.BUNDLED, config().embedded().redisBinary());
+        env.put("EMBEDDED_REDIS_BINARY", "System");
+        assertEquals(RedisBinary.SYSTEM, config().embedded().redisBinary());
+        env.put("EMBEDDED_REDIS_BINARY", "/nonexistent/redis-server");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertEquals("setting embedded.redis-binary (EMBEDDED_REDIS_BINARY): '/nonexistent/redis-server' is neither"
+                + " auto, bundled, system nor an executable file", e.getMessage());
     }
 
     @Test
