@@ -297,4 +297,20 @@ class HostilePacketsTest {
             assertNull(raw.read(), "3.1.1 has no DISCONNECT from the server");
         }
     }
+
+    @Test
+    @DisplayName("3.1.1 [MQTT-3.1.2-22] CONNECT with a password and no user name is closed without CONNACK")
+    void mqtt311PasswordWithoutUserName() throws Exception {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        RawMqtt.writeString(body, "MQTT");
+        body.write(4);
+        body.write(0x42); // password flag, clean session; user name flag clear
+        body.writeBytes(new byte[] {0, 60});
+        RawMqtt.writeString(body, "pw-only");
+        RawMqtt.writeString(body, "secret"); // the password
+        try (RawMqtt raw = broker.raw()) {
+            raw.send(RawMqtt.packet(0x10, body.toByteArray()));
+            assertNull(raw.read(), "[MQTT-3.1.2-22] closed, no CONNACK");
+        }
+    }
 }

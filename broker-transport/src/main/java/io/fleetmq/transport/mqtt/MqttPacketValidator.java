@@ -23,7 +23,8 @@ import java.util.Locale;
  *       appear once appearing twice ("It is a Protocol Error to include ... more than once", 0x82),
  *       value ranges the specification names as protocol errors (0x82);</li>
  *   <li>UTF-8 strings well-formed and without U+0000 [MQTT-1.5.4-1] [MQTT-1.5.4-2] (0x81);</li>
- *   <li>CONNECT will flags [MQTT-3.1.2-11] [MQTT-3.1.2-12], subscription options' reserved bits
+ *   <li>CONNECT will flags [MQTT-3.1.2-11] [MQTT-3.1.2-12], a 3.1.1 password without a user name
+ *       [MQTT-3.1.2-22], subscription options' reserved bits
  *       [MQTT-3.8.3-5], Retain Handling 3 and Maximum QoS 3;</li>
  *   <li>the broker's maximum packet size, before the packet is buffered (0x95).</li>
  * </ul>
@@ -254,6 +255,10 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         }
         if (!will && (willQos != 0 || willRetain)) {
             throw r.malformed("Will QoS or Will Retain set without the Will Flag"); // [MQTT-3.1.2-11]
+        }
+        if (level < 5 && (flags & 0x40) != 0 && (flags & 0x80) == 0) {
+            // [MQTT-3.1.2-22] 3.1.1 (and 3.1): a password needs a user name; MQTT 5 allows it alone.
+            throw r.protocolError("Password Flag set without the User Name Flag");
         }
         r.skip(2, "Keep Alive");
         if (level == 5) {
