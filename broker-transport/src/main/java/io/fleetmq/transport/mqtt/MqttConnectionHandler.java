@@ -5,6 +5,7 @@ import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.fleetmq.core.topic.InvalidTopicException;
+import io.fleetmq.core.topic.SharedSubscription;
 import io.fleetmq.core.topic.TopicNames;
 import io.fleetmq.session.ClientConnection;
 import io.fleetmq.session.SessionActor;
@@ -23,6 +24,7 @@ import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -79,6 +81,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 return;
             }
             Packet packet = PacketMapper.inbound(m);
+            if (!version.isV5()) {
+                checkFiltersV311(packet);
+            }
             if (packet instanceof Packet.Publish && unsettled.incrementAndGet() >= maxUnsettled) {
                 ctx.channel().config().setAutoRead(false); // resumed by publishSettled()
             }
@@ -87,6 +92,30 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
             refuseOrDisconnect(v.reasonCode(), v.getMessage());
         } finally {
             ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * 3.1.1 has no per-filter failure for a filter that breaks the wildcard rules: such a SUBSCRIBE
+     * or UNSUBSCRIBE is a protocol violation that closes the connection [MQTT-4.7.1-1]
+     * [MQTT-4.7.1-2] [MQTT-4.8.0-1]. (MQTT 5 answers 0x8F for that filter alone, in the session.)
+     */
+    private static void checkFiltersV311(Packet packet) {
+        List<String> filters;
+        if (packet instanceof Packet.Subscribe s) {
+            filters = s.subscriptions().stream().map(Packet.TopicSubscription::filter).toList();
+        } else if (packet instanceof Packet.Unsubscribe u) {
+            filters = u.filters();
+        } else {
+            return;
+        }
+        for (String filter : filters) {
+            try {
+                SharedSubscription shared = SharedSubscription.parse(filter);
+                TopicNames.validateTopicFilter(shared != null ? shared.filter() : filter);
+            } catch (InvalidTopicException e) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "topic filter '" + filter + "': " + e.getMessage());
+            }
         }
     }
 
