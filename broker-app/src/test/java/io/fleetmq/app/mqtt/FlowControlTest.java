@@ -88,6 +88,37 @@ class FlowControlTest {
     }
 
     @Test
+    @DisplayName("Reason codes not lost on close: a client that keeps writing still reads DISCONNECT 0x93, then the end of the stream")
+    void aClientThatKeepsWritingStillReadsTheReasonCode() throws Exception {
+        try (RawMqtt raw = broker.rawV5("flood-writer")) {
+            for (int id = 1; id <= 4; id++) {
+                raw.send(RawMqtt.publishV5("flood/w", 2, id, new byte[] {1}));
+            }
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            byte[] more = RawMqtt.publishV5("flood/w", 0, 0, new byte[512]);
+            Thread writer = new Thread(() -> {
+                try {
+                    raw.send(RawMqtt.publishV5("flood/w", 2, 5, new byte[] {1})); // the fifth: over the window
+                    while (!stop.get()) {
+                        raw.send(more);
+                    }
+                } catch (java.io.IOException e) {
+                    // the broker closed at last
+                }
+            }, "flood-writer");
+            writer.start();
+            try {
+                byte[] disconnect = raw.readType(14);
+                assertEquals(0x93, disconnect[2] & 0xFF, "Receive Maximum exceeded");
+                assertTrue(raw.closedByBroker(), "then the connection ends");
+            } finally {
+                stop.set(true);
+                writer.join(10_000);
+            }
+        }
+    }
+
+    @Test
     @DisplayName("[MQTT-3.3.4-7] four unacknowledged QoS 2 messages are within the window: PUBREL frees the slots")
     void theWindowRefillsAfterPubRel() throws Exception {
         try (RawMqtt raw = broker.rawV5("window-in")) {

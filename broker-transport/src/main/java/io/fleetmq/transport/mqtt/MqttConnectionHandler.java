@@ -11,9 +11,10 @@ import io.fleetmq.session.ClientConnection;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttIdentifierRejectedException;
@@ -39,6 +40,9 @@ import org.slf4j.LoggerFactory;
 public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter implements ClientConnection {
 
     private static final Logger log = LoggerFactory.getLogger(MqttConnectionHandler.class);
+
+    /** How long a connection ending with a reason reads and discards what the client still sends. */
+    static final long LINGER_MILLIS = 2_000;
 
     private final SessionRegistry sessions;
     private final int connectTimeoutSeconds;
@@ -205,6 +209,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent idle && idle.state() == IdleState.READER_IDLE) {
+            if (closing) {
+                return; // already ending
+            }
             if (actor == null) {
                 close(); // no CONNECT in time
             } else {
@@ -251,13 +258,54 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
         channel.flush();
     }
 
+    /**
+     * With a last packet (a DISCONNECT or a refusing CONNACK, carrying the reason) the connection
+     * is not closed at once: a socket closed while the client's bytes wait unread is reset, and a
+     * reset can destroy the reason before the client reads it. So the packet goes out, then our
+     * side of the stream ends, and what the client still sends is read and discarded until it
+     * closes or {@link #LINGER_MILLIS} pass.
+     */
     @Override
     public void sendAndClose(Packet last) {
         if (last == null || !channel.isActive()) {
             close();
             return;
         }
-        channel.writeAndFlush(PacketMapper.outbound(last, version.isV5())).addListener(ChannelFutureListener.CLOSE);
+        channel.writeAndFlush(PacketMapper.outbound(last, version.isV5())).addListener(f -> {
+            if (f.isSuccess()) {
+                linger();
+            } else {
+                channel.close();
+            }
+        });
+    }
+
+    /** On the event loop: end our output, discard input, close after at most {@link #LINGER_MILLIS}. */
+    private void linger() {
+        closing = true;
+        ChannelPipeline p = channel.pipeline();
+        if (!channel.isActive() || !(channel instanceof DuplexChannel duplex) || p.get("mqttValidator") == null) {
+            channel.close();
+            return;
+        }
+        p.addBefore("mqttValidator", "discard", new DiscardInbound());
+        channel.config().setAutoRead(true); // whatever paused reading: the client's bytes must be taken now
+        duplex.shutdownOutput().addListener(f -> {
+            if (!f.isSuccess()) {
+                channel.close();
+            }
+        });
+        channel.eventLoop().schedule(() -> {
+            channel.close();
+        }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Drops everything read while the connection lingers. */
+    private static final class DiscardInbound extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+        }
     }
 
     private void close() {
