@@ -8,6 +8,7 @@ import io.fleetmq.core.topic.InvalidTopicException;
 import io.fleetmq.core.topic.SharedSubscription;
 import io.fleetmq.core.topic.TopicNames;
 import io.fleetmq.session.ClientConnection;
+import io.fleetmq.transport.limits.NodeLimits;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.netty.channel.Channel;
@@ -54,6 +55,15 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     /** Set once CONNECT is accepted; from then on every packet goes to it. */
     private SessionActor actor;
     private boolean closing;
+    private NodeLimits limits = FALLBACK_LIMITS;
+    /** Why reading is paused, {@link #PAUSED_UNSETTLED} and/or {@link #PAUSED_WRITE}; event loop only. */
+    private int paused;
+    /** Set while reading waits for PUBLISH packets to settle; read by the session's thread. */
+    private volatile boolean pausedUnsettled;
+
+    private static final NodeLimits FALLBACK_LIMITS = NodeLimits.defaults();
+    private static final int PAUSED_UNSETTLED = 1;
+    private static final int PAUSED_WRITE = 2;
 
     public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds, int maxUnsettled) {
         this.sessions = sessions;
@@ -64,6 +74,10 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
+        NodeLimits nodeLimits = channel.attr(NodeLimits.KEY).get();
+        if (nodeLimits != null) {
+            limits = nodeLimits;
+        }
         ctx.pipeline().addBefore(ctx.name(), "connectTimeout",
                 new IdleStateHandler(connectTimeoutSeconds, 0, 0, TimeUnit.SECONDS));
         ctx.fireChannelActive();
@@ -85,11 +99,16 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 return;
             }
             Packet packet = PacketMapper.inbound(m);
+            TopicLimits.check(limits, packet);
             if (!version.isV5()) {
                 checkFiltersV311(packet);
             }
             if (packet instanceof Packet.Publish && unsettled.incrementAndGet() >= maxUnsettled) {
-                ctx.channel().config().setAutoRead(false); // resumed by publishSettled()
+                pausedUnsettled = true;
+                pause(PAUSED_UNSETTLED); // resumed by publishSettled()
+                if (unsettled.get() <= maxUnsettled / 2) {
+                    resumeIfSettled(); // settled meanwhile, before the flag was seen
+                }
             }
             actor.packet(this, packet);
         } catch (ProtocolViolation v) {
@@ -132,6 +151,28 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
         ProtocolVersion v = ProtocolVersion.ofLevel(connectMessage.variableHeader().version());
         version = v;
         Packet.Connect connect = PacketMapper.connect(connectMessage, v);
+        if (limits.tooManyConnections()) {
+            limits.exceeded(NodeLimits.CONNECTIONS);
+            refuseOrDisconnect(ReasonCode.QUOTA_EXCEEDED, "the node has its maximum of connections"); // 3.1.1: 3
+            return;
+        }
+        if (!TopicLimits.clientIdFits(limits, connect.clientId())) {
+            refuseOrDisconnect(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, "client identifier longer than "
+                    + limits.limits().maxClientIdLength() + " bytes");
+            return;
+        }
+        if (connect.will() != null) {
+            try {
+                TopicLimits.check(limits, connect.will().topic(), ReasonCode.TOPIC_NAME_INVALID);
+            } catch (ProtocolViolation e) {
+                if (v.isV5()) {
+                    refuseOrDisconnect(e.reasonCode(), "will topic: " + e.getMessage());
+                } else {
+                    close(); // 3.1.1 has no return code for it
+                }
+                return;
+            }
+        }
         if (connect.authenticationMethod() != null) {
             // Enhanced authentication (3.1.2.11.9) is not offered.
             refuseOrDisconnect(ReasonCode.BAD_AUTHENTICATION_METHOD, "authentication method "
@@ -166,6 +207,13 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     private void decodeFailure(MqttMessage m) {
         Throwable cause = m.decoderResult().cause();
         if (cause instanceof InvalidPacketException invalid) {
+            if (invalid.limit() != null) {
+                limits.exceeded(invalid.limit());
+                if (actor == null && invalid.connectVersion() == null) {
+                    close(); // an unfinished packet before CONNECT: nothing to answer in
+                    return;
+                }
+            }
             if (actor == null && invalid.connectVersion() != null) {
                 version = invalid.connectVersion(); // answer the refused CONNECT in its own version
             }
@@ -224,10 +272,46 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (actor != null && ctx.channel().isWritable()) {
-            actor.writable(this);
+        if (closing) {
+            ctx.fireChannelWritabilityChanged();
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            resume(PAUSED_WRITE);
+            if (actor != null) {
+                actor.writable(this);
+            }
+        } else {
+            // Outbound bytes are bounded for every packet type: a client that sends (PINGREQ, PUBLISH
+            // QoS 1, ...) without reading what it is answered is not read from until its buffer drains.
+            limits.exceeded(NodeLimits.WRITE_BUFFER);
+            pause(PAUSED_WRITE);
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    /** On the event loop: stop reading for {@code reason} (reading resumes when no reason is left). */
+    private void pause(int reason) {
+        paused |= reason;
+        channel.config().setAutoRead(false);
+    }
+
+    private void resume(int reason) {
+        if ((paused & reason) == 0) {
+            return;
+        }
+        paused &= ~reason;
+        if (paused == 0 && !closing) {
+            channel.config().setAutoRead(true);
+        }
+    }
+
+    /** On the event loop: reading paused for unsettled PUBLISH packets resumes once half have settled. */
+    private void resumeIfSettled() {
+        if (pausedUnsettled && unsettled.get() <= maxUnsettled / 2) {
+            pausedUnsettled = false;
+            resume(PAUSED_UNSETTLED);
+        }
     }
 
     @Override
@@ -316,8 +400,8 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public void publishSettled() {
-        if (unsettled.decrementAndGet() <= maxUnsettled / 2 && !channel.config().isAutoRead()) {
-            channel.config().setAutoRead(true);
+        if (unsettled.decrementAndGet() <= maxUnsettled / 2 && pausedUnsettled) {
+            channel.eventLoop().execute(this::resumeIfSettled);
         }
     }
 

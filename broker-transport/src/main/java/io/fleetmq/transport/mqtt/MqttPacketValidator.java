@@ -2,6 +2,8 @@ package io.fleetmq.transport.mqtt;
 
 import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.transport.limits.ConnectionLimits;
+import io.fleetmq.transport.limits.NodeLimits;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -11,6 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Cuts the byte stream into whole MQTT packets and checks each one before Netty's decoder sees it,
@@ -26,7 +30,11 @@ import java.util.Locale;
  *   <li>CONNECT will flags [MQTT-3.1.2-11] [MQTT-3.1.2-12], a 3.1.1 password without a user name
  *       [MQTT-3.1.2-22], subscription options' reserved bits
  *       [MQTT-3.8.3-5], Retain Handling 3 and Maximum QoS 3;</li>
- *   <li>the broker's maximum packet size, before the packet is buffered (0x95).</li>
+ *   <li>the broker's maximum packet size, before the packet is buffered (0x95);</li>
+ *   <li>the node's limits ({@link ConnectionLimits}): user properties per packet, count and bytes
+ *       (0x97); a started packet must be finished within the packet timeout (0x8D, or a close before
+ *       CONNECT), and the bytes of unfinished packets of all connections of the node are bounded
+ *       (0x97). A packet's bytes are held as they arrive, never allocated for its announced size.</li>
  * </ul>
  * A packet that passes goes on unchanged, one packet per buffer. One that fails becomes a failed
  * {@link MqttMessage} whose cause is an {@link InvalidPacketException} with the reason code, and
@@ -86,13 +94,24 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
     }
 
     private final int maxPacketSize;
+    private final NodeLimits limits;
+    /** Bytes of an unfinished packet this connection holds, as counted in {@link NodeLimits#holdPartial}. */
+    private long held;
+    /** When the unfinished packet began (System.nanoTime), 0 when none is. */
+    private long partialSince;
+    private ScheduledFuture<?> timeout;
     /** Protocol level of the accepted-looking CONNECT (3, 4 or 5); 0 before it. */
     private int protocolLevel;
     private boolean failed;
 
     /** @param maxPacketSize largest packet accepted, fixed header included, in bytes */
     MqttPacketValidator(int maxPacketSize) {
+        this(maxPacketSize, NodeLimits.defaults());
+    }
+
+    MqttPacketValidator(int maxPacketSize, NodeLimits limits) {
         this.maxPacketSize = maxPacketSize;
+        this.limits = limits;
     }
 
     @Override
@@ -108,7 +127,8 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         int headerLength = 1;
         while (true) {
             if (headerLength >= readable) {
-                return; // the fixed header is not complete yet
+                unfinished(ctx, in, out); // the fixed header is not complete yet
+                return;
             }
             int digit = in.getUnsignedByte(start + headerLength);
             headerLength++;
@@ -131,9 +151,14 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
             return;
         }
         if (readable < total) {
+            unfinished(ctx, in, out);
             return;
         }
         ByteBuf packet = in.readRetainedSlice((int) total);
+        partialSince = 0;
+        if (!in.isReadable()) {
+            release(); // the next packet has not begun
+        }
         try {
             check(packet, headerLength);
         } catch (InvalidPacketException e) {
@@ -144,8 +169,75 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         out.add(packet);
     }
 
+    /**
+     * {@code in} holds the start of a packet only: count its bytes towards the node's bound and
+     * start the clock of the packet timeout.
+     */
+    private void unfinished(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        int bytes = in.readableBytes();
+        if (!limits.holdPartial(bytes - held)) {
+            fail(in, out, new InvalidPacketException(ReasonCode.QUOTA_EXCEEDED,
+                    "the node holds too many bytes of unfinished packets", null, NodeLimits.PARTIAL_PACKET_BYTES));
+            return;
+        }
+        held = bytes;
+        if (partialSince == 0) {
+            partialSince = System.nanoTime();
+            if (timeout == null) {
+                scheduleTimeout(ctx, limits.limits().packetTimeout().toNanos());
+            }
+        }
+    }
+
+    private void scheduleTimeout(ChannelHandlerContext ctx, long nanos) {
+        timeout = ctx.executor().schedule(() -> checkTimeout(ctx), nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void checkTimeout(ChannelHandlerContext ctx) {
+        timeout = null;
+        if (failed || partialSince == 0 || !ctx.channel().isActive()) {
+            return;
+        }
+        long left = partialSince + limits.limits().packetTimeout().toNanos() - System.nanoTime();
+        if (left > 0) {
+            scheduleTimeout(ctx, left);
+            return;
+        }
+        failed = true;
+        release();
+        ctx.fireChannelRead(new MqttMessage(null, null, null, DecoderResult.failure(new InvalidPacketException(
+                ReasonCode.KEEP_ALIVE_TIMEOUT, "a packet was not finished within "
+                + limits.limits().packetTimeout().toSeconds() + " s", null, NodeLimits.PACKET_TIMEOUT))));
+    }
+
+    /** Gives back the bytes of an unfinished packet counted for this connection. */
+    private void release() {
+        if (held != 0) {
+            limits.holdPartial(-held);
+            held = 0;
+        }
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        release();
+        if (timeout != null) {
+            timeout.cancel(false);
+            timeout = null;
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        failed = true; // what is left in the buffer is no packet any more
+        super.channelInactive(ctx);
+        release();
+        partialSince = 0;
+    }
+
     private void fail(ByteBuf in, List<Object> out, InvalidPacketException e) {
         failed = true;
+        release();
         in.skipBytes(in.readableBytes());
         out.add(new MqttMessage(null, null, null, DecoderResult.failure(e)));
     }
@@ -155,7 +247,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
     private void check(ByteBuf packet, int headerLength) {
         int first = packet.getUnsignedByte(0);
         int type = first >> 4;
-        Reader r = new Reader(packet, headerLength, packet.readableBytes(), null);
+        Reader r = new Reader(packet, headerLength, packet.readableBytes(), null, limits.limits());
         if (type == 1) {
             checkConnect(r);
             return;
@@ -316,12 +408,16 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         private int pos;
         private int limit;
         private ProtocolVersion connectVersion;
+        private final ConnectionLimits limits;
+        private int userProperties;
+        private long userPropertyBytes;
 
-        Reader(ByteBuf buf, int pos, int limit, ProtocolVersion connectVersion) {
+        Reader(ByteBuf buf, int pos, int limit, ProtocolVersion connectVersion, ConnectionLimits limits) {
             this.buf = buf;
             this.pos = pos;
             this.limit = limit;
             this.connectVersion = connectVersion;
+            this.limits = limits;
         }
 
         int remaining() {
@@ -451,9 +547,26 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
                 case STRING -> string(rule.name());
                 case BINARY -> binary(rule.name());
                 case STRING_PAIR -> {
+                    int start = pos;
                     string(rule.name() + " name");
                     string(rule.name() + " value");
+                    userProperty(pos - start - 4);
                 }
+            }
+        }
+
+        /** Counts one user property of {@code bytes} (name and value) against the limits per packet. */
+        private void userProperty(int bytes) {
+            userProperties++;
+            userPropertyBytes += bytes;
+            if (userProperties > limits.maxUserProperties()) {
+                throw new InvalidPacketException(ReasonCode.QUOTA_EXCEEDED, "more than " + limits.maxUserProperties()
+                        + " user properties in one packet", connectVersion, NodeLimits.USER_PROPERTIES);
+            }
+            if (userPropertyBytes > limits.maxUserPropertyBytes()) {
+                throw new InvalidPacketException(ReasonCode.QUOTA_EXCEEDED, "user properties of more than "
+                        + limits.maxUserPropertyBytes() + " bytes in one packet", connectVersion,
+                        NodeLimits.USER_PROPERTY_BYTES);
             }
         }
 
