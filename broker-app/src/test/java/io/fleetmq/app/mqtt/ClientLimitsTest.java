@@ -16,8 +16,6 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -226,12 +224,10 @@ class ClientLimitsTest {
                 pings[i] = (byte) 0xC0;
             }
             AtomicBoolean stop = new AtomicBoolean();
-            AtomicLong sent = new AtomicLong();
             Thread writer = new Thread(() -> {
                 try {
                     while (!stop.get()) {
                         raw.send(pings);
-                        sent.addAndGet(pings.length);
                     }
                 } catch (IOException e) {
                     // closed at the end of the test
@@ -242,13 +238,6 @@ class ClientLimitsTest {
             try {
                 Await.until(Duration.ofSeconds(60), "the broker to stop reading from the client",
                         () -> broker.limitExceeded("write_buffer") > before);
-                // Not read from, the client's writes stall once the socket buffers are full; a broker
-                // that kept reading would keep answering into memory and the writes would go on.
-                Await.until(Duration.ofSeconds(60), "the client's writes to stall", () -> {
-                    long at = sent.get();
-                    LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
-                    return sent.get() == at;
-                });
                 assertTrue(broker.isReady(), "the node is still ready");
             } finally {
                 stop.set(true);
