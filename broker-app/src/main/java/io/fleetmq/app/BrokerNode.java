@@ -24,6 +24,7 @@ import io.fleetmq.transport.BoundListener;
 import io.fleetmq.transport.EventLoops;
 import io.fleetmq.transport.ListenerBindException;
 import io.fleetmq.transport.Listeners;
+import io.fleetmq.transport.limits.NodeLimits;
 import io.fleetmq.transport.mqtt.MqttChannelInitializer;
 import io.micrometer.core.instrument.Gauge;
 import io.netty.handler.ssl.SslContext;
@@ -233,6 +234,7 @@ public final class BrokerNode implements AutoCloseable {
 
     private void bindMqttListeners(EventLoops loops, java.util.function.Supplier<io.netty.channel.ChannelHandler> handlers) {
         SslContext ssl = config.tls().enabled() || config.wss().enabled() ? sslContext() : null;
+        NodeLimits limits = new NodeLimits(config.connectionLimits(), metrics.registry()); // shared by the listeners
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
                 log.info("{} listener disabled", l.name());
@@ -241,7 +243,7 @@ public final class BrokerNode implements AutoCloseable {
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers);
+                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits);
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);

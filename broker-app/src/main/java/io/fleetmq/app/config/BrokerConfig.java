@@ -6,6 +6,7 @@ import io.fleetmq.kafka.cluster.ClusterSettings;
 import io.fleetmq.persistence.redis.RedisSettings;
 import io.fleetmq.persistence.sql.DatabaseSettings;
 import io.fleetmq.session.MqttLimits;
+import io.fleetmq.transport.limits.ConnectionLimits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,6 +32,7 @@ public record BrokerConfig(
         MqttLimits mqttLimits,
         int connectTimeoutSeconds,
         int maxWriteBufferBytes,
+        ConnectionLimits connectionLimits,
         KafkaSettings kafka,
         long publishBufferBytes,
         ClusterSettings cluster,
@@ -116,6 +118,7 @@ public record BrokerConfig(
                         s.integer("mqtt.outbound-topic-alias-maximum", 0, 65_535)),
                 s.integer("mqtt.connect-timeout", 1, 3_600),
                 s.integer("mqtt.max-write-buffer", 1_024, 1_073_741_824),
+                connectionLimits(s),
                 kafka(s),
                 s.longValue("kafka.publish-buffer", 1_048_576, 2_147_483_647L),
                 cluster(s, nodeId),
@@ -149,6 +152,20 @@ public record BrokerConfig(
         } catch (IllegalArgumentException e) {
             throw s.invalid("embedded.redis-binary", raw, e.getMessage());
         }
+    }
+
+    private static ConnectionLimits connectionLimits(Settings s) {
+        return new ConnectionLimits(
+                s.integer("mqtt.max-client-id-length", 1, 65_535),
+                s.integer("mqtt.max-topic-length", 1, 65_535),
+                s.integer("mqtt.max-topic-levels", 1, 65_535),
+                s.integer("mqtt.max-user-properties", 0, 1_000_000),
+                s.integer("mqtt.max-user-property-bytes", 0, 268_435_455),
+                positive(s, "mqtt.packet-timeout"),
+                s.longValue("mqtt.max-partial-packet-bytes", 1_024, Long.MAX_VALUE),
+                s.integer("mqtt.max-connections", 1, 100_000_000),
+                s.integer("mqtt.max-connection-rate", 1, 1_000_000),
+                (int) Math.max(1, positive(s, "mqtt.tcp-keepalive").toSeconds()));
     }
 
     private static KafkaSettings kafka(Settings s) {

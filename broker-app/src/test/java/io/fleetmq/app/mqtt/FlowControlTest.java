@@ -1,6 +1,7 @@
 package io.fleetmq.app.mqtt;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hivemq.client.mqtt.datatypes.MqttQos;
@@ -84,6 +85,38 @@ class FlowControlTest {
             }
             byte[] disconnect = raw.readType(14);
             assertEquals(0x93, disconnect[2] & 0xFF, "[MQTT-3.3.4-7] Receive Maximum exceeded");
+        }
+    }
+
+    @Test
+    @DisplayName("Reason codes not lost on close: a client that keeps writing still reads DISCONNECT 0x93, then the end of the stream")
+    void aClientThatKeepsWritingStillReadsTheReasonCode() throws Exception {
+        try (RawMqtt raw = broker.rawV5("flood-writer")) {
+            for (int id = 1; id <= 4; id++) {
+                raw.send(RawMqtt.publishV5("flood/w", 2, id, new byte[] {1}));
+            }
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            byte[] more = RawMqtt.publishV5("flood/w", 0, 0, new byte[512]);
+            Thread writer = new Thread(() -> {
+                try {
+                    raw.send(RawMqtt.publishV5("flood/w", 2, 5, new byte[] {1})); // the fifth: over the window
+                    while (!stop.get()) {
+                        raw.send(more);
+                    }
+                } catch (java.io.IOException e) {
+                    // the broker closed at last
+                }
+            }, "flood-writer");
+            writer.start();
+            try {
+                byte[] disconnect = raw.readType(14);
+                assertEquals(0x93, disconnect[2] & 0xFF, "Receive Maximum exceeded");
+                // The end of the stream, not a reset: the broker shut down its output and went on reading.
+                assertNull(raw.read(), "then the end of the stream");
+            } finally {
+                stop.set(true);
+                writer.join(10_000);
+            }
         }
     }
 

@@ -297,4 +297,51 @@ class HostilePacketsTest {
             assertNull(raw.read(), "3.1.1 has no DISCONNECT from the server");
         }
     }
+
+    @Test
+    @DisplayName("3.1.1 [MQTT-3.1.2-22] CONNECT with a password and no user name is closed without CONNACK")
+    void mqtt311PasswordWithoutUserName() throws Exception {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        RawMqtt.writeString(body, "MQTT");
+        body.write(4);
+        body.write(0x42); // password flag, clean session; user name flag clear
+        body.writeBytes(new byte[] {0, 60});
+        RawMqtt.writeString(body, "pw-only");
+        RawMqtt.writeString(body, "secret"); // the password
+        try (RawMqtt raw = broker.raw()) {
+            raw.send(RawMqtt.packet(0x10, body.toByteArray()));
+            assertNull(raw.read(), "[MQTT-3.1.2-22] closed, no CONNACK");
+        }
+    }
+
+    @Test
+    @DisplayName("3.1.1 [MQTT-4.7.1-1] [MQTT-4.7.1-2] [MQTT-4.8.0-1] SUBSCRIBE to a/#/b, a/b+ or a# closes the connection")
+    void mqtt311InvalidTopicFiltersClose() throws Exception {
+        for (String filter : new String[] {"a/#/b", "a/b+", "a#"}) {
+            try (RawMqtt raw = broker.raw()) {
+                raw.send(RawMqtt.connectV311("bad-filter-311"));
+                assertEquals("20020000", raw.readHex());
+                ByteArrayOutputStream body = new ByteArrayOutputStream();
+                body.writeBytes(new byte[] {0, 1});
+                RawMqtt.writeString(body, "ok/+");
+                body.write(1);
+                RawMqtt.writeString(body, filter);
+                body.write(1);
+                raw.send(RawMqtt.packet(0x82, body.toByteArray()));
+                assertNull(raw.read(), filter + ": closed without SUBACK");
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("[MQTT-4.7.1-1] MQTT 5: SUBSCRIBE to a# gets SUBACK 0x8F and the connection stays open")
+    void mqtt5InvalidTopicFilterGets0x8F() throws Exception {
+        try (RawMqtt raw = broker.rawV5("bad-filter-5")) {
+            raw.send(RawMqtt.subscribeV5(7, "a#", 1));
+            byte[] suback = raw.readType(9);
+            assertEquals(0x8F, suback[suback.length - 1] & 0xFF, HexFormat.of().formatHex(suback));
+            raw.sendHex("c000");
+            assertEquals("d000", raw.readHex(), "still connected");
+        }
+    }
 }

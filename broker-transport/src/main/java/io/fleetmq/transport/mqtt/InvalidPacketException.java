@@ -14,11 +14,23 @@ final class InvalidPacketException extends DecoderException {
 
     private final transient ReasonCode reasonCode;
     private final transient ProtocolVersion connectVersion;
+    private final String limit;
 
     InvalidPacketException(ReasonCode reasonCode, String message, ProtocolVersion connectVersion) {
+        this(reasonCode, message, connectVersion, null);
+    }
+
+    /** A packet beyond one of the node's limits, named as in {@code fleetmq_limit_exceeded_total}. */
+    InvalidPacketException(ReasonCode reasonCode, String message, ProtocolVersion connectVersion, String limit) {
         super(message);
         this.reasonCode = reasonCode;
         this.connectVersion = connectVersion;
+        this.limit = limit;
+    }
+
+    /** The limit the packet exceeded, or null for a packet that breaks the protocol. */
+    String limit() {
+        return limit;
     }
 
     ReasonCode reasonCode() {

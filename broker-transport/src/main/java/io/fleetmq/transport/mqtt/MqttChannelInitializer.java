@@ -1,10 +1,16 @@
 package io.fleetmq.transport.mqtt;
 
+import io.fleetmq.transport.limits.ConnectionRate;
+import io.fleetmq.transport.limits.NodeLimits;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.socket.nio.NioChannelOption;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
@@ -14,6 +20,7 @@ import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
 import io.netty.handler.ssl.SslContext;
 import java.util.function.Supplier;
+import jdk.net.ExtendedSocketOptions;
 
 /**
  * Pipeline of one MQTT connection: optional TLS, optional WebSocket (path {@code /mqtt},
@@ -36,6 +43,8 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final int maxPacketSize;
     private final WriteBufferWaterMark writeBuffer;
     private final Supplier<ChannelHandler> connectionHandler;
+    private final NodeLimits limits;
+    private final ConnectionRate rate;
 
     /**
      * @param ssl               TLS context, or null for no TLS
@@ -46,6 +55,17 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
      */
     public MqttChannelInitializer(SslContext ssl, boolean webSocket, int maxPacketSize, int maxWriteBuffer,
                                   Supplier<ChannelHandler> connectionHandler) {
+        this(ssl, webSocket, maxPacketSize, maxWriteBuffer, connectionHandler, NodeLimits.defaults());
+    }
+
+    /**
+     * @param limits the node's limits, shared by all its listeners; the rate of new connections is
+     *               this listener's own
+     */
+    public MqttChannelInitializer(SslContext ssl, boolean webSocket, int maxPacketSize, int maxWriteBuffer,
+                                  Supplier<ChannelHandler> connectionHandler, NodeLimits limits) {
+        this.limits = limits;
+        this.rate = new ConnectionRate(limits.limits().maxConnectionRate());
         this.ssl = ssl;
         this.webSocket = webSocket;
         this.maxPacketSize = maxPacketSize;
@@ -55,6 +75,15 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
 
     @Override
     protected void initChannel(Channel ch) {
+        if (!rate.tryAcquire()) {
+            // Over the listener's rate of new connections: closed before it costs more than the accept.
+            limits.exceeded(NodeLimits.CONNECTION_RATE);
+            ch.close();
+            return;
+        }
+        limits.track(ch);
+        ch.attr(NodeLimits.KEY).set(limits);
+        tcpKeepAlive(ch, limits.limits().tcpKeepAliveSeconds());
         ch.config().setWriteBufferWaterMark(writeBuffer);
         ChannelPipeline p = ch.pipeline();
         if (ssl != null) {
@@ -73,9 +102,26 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         }
         // The validator frames and checks each packet; Netty's decoder then decodes it, with strict
         // UTF-8 as a second line behind the validator's own check [MQTT-1.5.4-1].
-        p.addLast("mqttValidator", new MqttPacketValidator(maxPacketSize))
+        p.addLast("mqttValidator", new MqttPacketValidator(maxPacketSize, limits))
                 .addLast("mqttDecoder", new MqttDecoder(maxPacketSize, MqttConstant.DEFAULT_MAX_CLIENT_ID_LENGTH, true))
                 .addLast("mqttEncoder", MqttEncoder.INSTANCE)
                 .addLast("connection", connectionHandler.get());
+    }
+
+    /**
+     * Dead peers are found by TCP as well as by MQTT keep alive (which a client may set to hours):
+     * after {@code idleSeconds} of silence the kernel probes every 10 s and drops the connection
+     * after 3 unanswered probes. SO_KEEPALIVE itself is set by the listener.
+     */
+    private static void tcpKeepAlive(Channel ch, int idleSeconds) {
+        if (ch instanceof EpollSocketChannel) {
+            ch.config().setOption(EpollChannelOption.TCP_KEEPIDLE, idleSeconds);
+            ch.config().setOption(EpollChannelOption.TCP_KEEPINTVL, 10);
+            ch.config().setOption(EpollChannelOption.TCP_KEEPCNT, 3);
+        } else if (ch instanceof NioSocketChannel) {
+            ch.config().setOption(NioChannelOption.of(ExtendedSocketOptions.TCP_KEEPIDLE), idleSeconds);
+            ch.config().setOption(NioChannelOption.of(ExtendedSocketOptions.TCP_KEEPINTERVAL), 10);
+            ch.config().setOption(NioChannelOption.of(ExtendedSocketOptions.TCP_KEEPCOUNT), 3);
+        }
     }
 }

@@ -5,14 +5,17 @@ import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.fleetmq.core.topic.InvalidTopicException;
+import io.fleetmq.core.topic.SharedSubscription;
 import io.fleetmq.core.topic.TopicNames;
 import io.fleetmq.session.ClientConnection;
+import io.fleetmq.transport.limits.NodeLimits;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttIdentifierRejectedException;
@@ -23,6 +26,7 @@ import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -38,6 +42,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     private static final Logger log = LoggerFactory.getLogger(MqttConnectionHandler.class);
 
+    /** How long a connection ending with a reason reads and discards what the client still sends. */
+    static final long LINGER_MILLIS = 2_000;
+
     private final SessionRegistry sessions;
     private final int connectTimeoutSeconds;
     /** PUBLISH packets read and not yet settled by the session; reading pauses at {@link #maxUnsettled}. */
@@ -48,6 +55,15 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     /** Set once CONNECT is accepted; from then on every packet goes to it. */
     private SessionActor actor;
     private boolean closing;
+    private NodeLimits limits = FALLBACK_LIMITS;
+    /** Why reading is paused, {@link #PAUSED_UNSETTLED} and/or {@link #PAUSED_WRITE}; event loop only. */
+    private int paused;
+    /** Set while reading waits for PUBLISH packets to settle; read by the session's thread. */
+    private volatile boolean pausedUnsettled;
+
+    private static final NodeLimits FALLBACK_LIMITS = NodeLimits.defaults();
+    private static final int PAUSED_UNSETTLED = 1;
+    private static final int PAUSED_WRITE = 2;
 
     public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds, int maxUnsettled) {
         this.sessions = sessions;
@@ -58,6 +74,10 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
+        NodeLimits nodeLimits = channel.attr(NodeLimits.KEY).get();
+        if (nodeLimits != null) {
+            limits = nodeLimits;
+        }
         ctx.pipeline().addBefore(ctx.name(), "connectTimeout",
                 new IdleStateHandler(connectTimeoutSeconds, 0, 0, TimeUnit.SECONDS));
         ctx.fireChannelActive();
@@ -79,14 +99,46 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 return;
             }
             Packet packet = PacketMapper.inbound(m);
+            TopicLimits.check(limits, packet);
+            if (!version.isV5()) {
+                checkFiltersV311(packet);
+            }
             if (packet instanceof Packet.Publish && unsettled.incrementAndGet() >= maxUnsettled) {
-                ctx.channel().config().setAutoRead(false); // resumed by publishSettled()
+                pausedUnsettled = true;
+                pause(PAUSED_UNSETTLED); // resumed by publishSettled()
+                if (unsettled.get() <= maxUnsettled / 2) {
+                    resumeIfSettled(); // settled meanwhile, before the flag was seen
+                }
             }
             actor.packet(this, packet);
         } catch (ProtocolViolation v) {
             refuseOrDisconnect(v.reasonCode(), v.getMessage());
         } finally {
             ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /**
+     * 3.1.1 has no per-filter failure for a filter that breaks the wildcard rules: such a SUBSCRIBE
+     * or UNSUBSCRIBE is a protocol violation that closes the connection [MQTT-4.7.1-1]
+     * [MQTT-4.7.1-2] [MQTT-4.8.0-1]. (MQTT 5 answers 0x8F for that filter alone, in the session.)
+     */
+    private static void checkFiltersV311(Packet packet) {
+        List<String> filters;
+        if (packet instanceof Packet.Subscribe s) {
+            filters = s.subscriptions().stream().map(Packet.TopicSubscription::filter).toList();
+        } else if (packet instanceof Packet.Unsubscribe u) {
+            filters = u.filters();
+        } else {
+            return;
+        }
+        for (String filter : filters) {
+            try {
+                SharedSubscription shared = SharedSubscription.parse(filter);
+                TopicNames.validateTopicFilter(shared != null ? shared.filter() : filter);
+            } catch (InvalidTopicException e) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "topic filter '" + filter + "': " + e.getMessage());
+            }
         }
     }
 
@@ -99,6 +151,28 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
         ProtocolVersion v = ProtocolVersion.ofLevel(connectMessage.variableHeader().version());
         version = v;
         Packet.Connect connect = PacketMapper.connect(connectMessage, v);
+        if (limits.tooManyConnections()) {
+            limits.exceeded(NodeLimits.CONNECTIONS);
+            refuseOrDisconnect(ReasonCode.QUOTA_EXCEEDED, "the node has its maximum of connections"); // 3.1.1: 3
+            return;
+        }
+        if (!TopicLimits.clientIdFits(limits, connect.clientId())) {
+            refuseOrDisconnect(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, "client identifier longer than "
+                    + limits.limits().maxClientIdLength() + " bytes");
+            return;
+        }
+        if (connect.will() != null) {
+            try {
+                TopicLimits.check(limits, connect.will().topic(), ReasonCode.TOPIC_NAME_INVALID);
+            } catch (ProtocolViolation e) {
+                if (v.isV5()) {
+                    refuseOrDisconnect(e.reasonCode(), "will topic: " + e.getMessage());
+                } else {
+                    close(); // 3.1.1 has no return code for it
+                }
+                return;
+            }
+        }
         if (connect.authenticationMethod() != null) {
             // Enhanced authentication (3.1.2.11.9) is not offered.
             refuseOrDisconnect(ReasonCode.BAD_AUTHENTICATION_METHOD, "authentication method "
@@ -133,6 +207,13 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     private void decodeFailure(MqttMessage m) {
         Throwable cause = m.decoderResult().cause();
         if (cause instanceof InvalidPacketException invalid) {
+            if (invalid.limit() != null) {
+                limits.exceeded(invalid.limit());
+                if (actor == null && invalid.connectVersion() == null) {
+                    close(); // an unfinished packet before CONNECT: nothing to answer in
+                    return;
+                }
+            }
             if (actor == null && invalid.connectVersion() != null) {
                 version = invalid.connectVersion(); // answer the refused CONNECT in its own version
             }
@@ -176,6 +257,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent idle && idle.state() == IdleState.READER_IDLE) {
+            if (closing) {
+                return; // already ending
+            }
             if (actor == null) {
                 close(); // no CONNECT in time
             } else {
@@ -188,10 +272,46 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (actor != null && ctx.channel().isWritable()) {
-            actor.writable(this);
+        if (closing) {
+            ctx.fireChannelWritabilityChanged();
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            resume(PAUSED_WRITE);
+            if (actor != null) {
+                actor.writable(this);
+            }
+        } else {
+            // Outbound bytes are bounded for every packet type: a client that sends (PINGREQ, PUBLISH
+            // QoS 1, ...) without reading what it is answered is not read from until its buffer drains.
+            limits.exceeded(NodeLimits.WRITE_BUFFER);
+            pause(PAUSED_WRITE);
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    /** On the event loop: stop reading for {@code reason} (reading resumes when no reason is left). */
+    private void pause(int reason) {
+        paused |= reason;
+        channel.config().setAutoRead(false);
+    }
+
+    private void resume(int reason) {
+        if ((paused & reason) == 0) {
+            return;
+        }
+        paused &= ~reason;
+        if (paused == 0 && !closing) {
+            channel.config().setAutoRead(true);
+        }
+    }
+
+    /** On the event loop: reading paused for unsettled PUBLISH packets resumes once half have settled. */
+    private void resumeIfSettled() {
+        if (pausedUnsettled && unsettled.get() <= maxUnsettled / 2) {
+            pausedUnsettled = false;
+            resume(PAUSED_UNSETTLED);
+        }
     }
 
     @Override
@@ -222,13 +342,54 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
         channel.flush();
     }
 
+    /**
+     * With a last packet (a DISCONNECT or a refusing CONNACK, carrying the reason) the connection
+     * is not closed at once: a socket closed while the client's bytes wait unread is reset, and a
+     * reset can destroy the reason before the client reads it. So the packet goes out, then our
+     * side of the stream ends, and what the client still sends is read and discarded until it
+     * closes or {@link #LINGER_MILLIS} pass.
+     */
     @Override
     public void sendAndClose(Packet last) {
         if (last == null || !channel.isActive()) {
             close();
             return;
         }
-        channel.writeAndFlush(PacketMapper.outbound(last, version.isV5())).addListener(ChannelFutureListener.CLOSE);
+        channel.writeAndFlush(PacketMapper.outbound(last, version.isV5())).addListener(f -> {
+            if (f.isSuccess()) {
+                linger();
+            } else {
+                channel.close();
+            }
+        });
+    }
+
+    /** On the event loop: end our output, discard input, close after at most {@link #LINGER_MILLIS}. */
+    private void linger() {
+        closing = true;
+        ChannelPipeline p = channel.pipeline();
+        if (!channel.isActive() || !(channel instanceof DuplexChannel duplex) || p.get("mqttValidator") == null) {
+            channel.close();
+            return;
+        }
+        p.addBefore("mqttValidator", "discard", new DiscardInbound());
+        channel.config().setAutoRead(true); // whatever paused reading: the client's bytes must be taken now
+        duplex.shutdownOutput().addListener(f -> {
+            if (!f.isSuccess()) {
+                channel.close();
+            }
+        });
+        channel.eventLoop().schedule(() -> {
+            channel.close();
+        }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Drops everything read while the connection lingers. */
+    private static final class DiscardInbound extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+        }
     }
 
     private void close() {
@@ -239,8 +400,8 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public void publishSettled() {
-        if (unsettled.decrementAndGet() <= maxUnsettled / 2 && !channel.config().isAutoRead()) {
-            channel.config().setAutoRead(true);
+        if (unsettled.decrementAndGet() <= maxUnsettled / 2 && pausedUnsettled) {
+            channel.eventLoop().execute(this::resumeIfSettled);
         }
     }
 

@@ -2,15 +2,16 @@ package io.fleetmq.transport.mqtt;
 
 import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.transport.limits.ConnectionLimits;
+import io.fleetmq.transport.limits.NodeLimits;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.mqtt.MqttMessage;
-import java.nio.charset.StandardCharsets;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Locale;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Cuts the byte stream into whole MQTT packets and checks each one before Netty's decoder sees it,
@@ -23,9 +24,14 @@ import java.util.Locale;
  *       appear once appearing twice ("It is a Protocol Error to include ... more than once", 0x82),
  *       value ranges the specification names as protocol errors (0x82);</li>
  *   <li>UTF-8 strings well-formed and without U+0000 [MQTT-1.5.4-1] [MQTT-1.5.4-2] (0x81);</li>
- *   <li>CONNECT will flags [MQTT-3.1.2-11] [MQTT-3.1.2-12], subscription options' reserved bits
+ *   <li>CONNECT will flags [MQTT-3.1.2-11] [MQTT-3.1.2-12], a 3.1.1 password without a user name
+ *       [MQTT-3.1.2-22], subscription options' reserved bits
  *       [MQTT-3.8.3-5], Retain Handling 3 and Maximum QoS 3;</li>
- *   <li>the broker's maximum packet size, before the packet is buffered (0x95).</li>
+ *   <li>the broker's maximum packet size, before the packet is buffered (0x95);</li>
+ *   <li>the node's limits ({@link ConnectionLimits}): user properties per packet, count and bytes
+ *       (0x97); a started packet must be finished within the packet timeout (0x8D, or a close before
+ *       CONNECT), and the bytes of unfinished packets of all connections of the node are bounded
+ *       (0x97). A packet's bytes are held as they arrive, never allocated for its announced size.</li>
  * </ul>
  * A packet that passes goes on unchanged, one packet per buffer. One that fails becomes a failed
  * {@link MqttMessage} whose cause is an {@link InvalidPacketException} with the reason code, and
@@ -33,65 +39,25 @@ import java.util.Locale;
  */
 final class MqttPacketValidator extends ByteToMessageDecoder {
 
-    private static final int USER_PROPERTY = 0x26;
-    private static final int SUBSCRIPTION_IDENTIFIER = 0x0B;
-
-    /** Where a property appears; the client-to-server packets only (a client sends no CONNACK, SUBACK, ...). */
-    private enum Kind { CONNECT, WILL, PUBLISH, ACK, SUBSCRIBE, UNSUBSCRIBE, DISCONNECT, AUTH }
-
-    private enum DataType { BYTE, TWO_BYTES, FOUR_BYTES, VARIABLE_BYTE_INTEGER, STRING, BINARY, STRING_PAIR }
-
-    private record Rule(String name, DataType type, EnumSet<Kind> allowedIn) {
-    }
-
-    /** Table 2-4 (Properties), by identifier; null for identifiers the specification does not define. */
-    private static final Rule[] RULES = new Rule[0x2B];
-
-    static {
-        rule(0x01, "Payload Format Indicator", DataType.BYTE, Kind.PUBLISH, Kind.WILL);
-        rule(0x02, "Message Expiry Interval", DataType.FOUR_BYTES, Kind.PUBLISH, Kind.WILL);
-        rule(0x03, "Content Type", DataType.STRING, Kind.PUBLISH, Kind.WILL);
-        rule(0x08, "Response Topic", DataType.STRING, Kind.PUBLISH, Kind.WILL);
-        rule(0x09, "Correlation Data", DataType.BINARY, Kind.PUBLISH, Kind.WILL);
-        rule(SUBSCRIPTION_IDENTIFIER, "Subscription Identifier", DataType.VARIABLE_BYTE_INTEGER,
-                Kind.PUBLISH, Kind.SUBSCRIBE);
-        rule(0x11, "Session Expiry Interval", DataType.FOUR_BYTES, Kind.CONNECT, Kind.DISCONNECT);
-        rule(0x12, "Assigned Client Identifier", DataType.STRING);
-        rule(0x13, "Server Keep Alive", DataType.TWO_BYTES);
-        rule(0x15, "Authentication Method", DataType.STRING, Kind.CONNECT, Kind.AUTH);
-        rule(0x16, "Authentication Data", DataType.BINARY, Kind.CONNECT, Kind.AUTH);
-        rule(0x17, "Request Problem Information", DataType.BYTE, Kind.CONNECT);
-        rule(0x18, "Will Delay Interval", DataType.FOUR_BYTES, Kind.WILL);
-        rule(0x19, "Request Response Information", DataType.BYTE, Kind.CONNECT);
-        rule(0x1A, "Response Information", DataType.STRING);
-        rule(0x1C, "Server Reference", DataType.STRING, Kind.DISCONNECT);
-        rule(0x1F, "Reason String", DataType.STRING, Kind.ACK, Kind.DISCONNECT, Kind.AUTH);
-        rule(0x21, "Receive Maximum", DataType.TWO_BYTES, Kind.CONNECT);
-        rule(0x22, "Topic Alias Maximum", DataType.TWO_BYTES, Kind.CONNECT);
-        rule(0x23, "Topic Alias", DataType.TWO_BYTES, Kind.PUBLISH);
-        rule(0x24, "Maximum QoS", DataType.BYTE);
-        rule(0x25, "Retain Available", DataType.BYTE);
-        rule(USER_PROPERTY, "User Property", DataType.STRING_PAIR, Kind.values());
-        rule(0x27, "Maximum Packet Size", DataType.FOUR_BYTES, Kind.CONNECT);
-        rule(0x28, "Wildcard Subscription Available", DataType.BYTE);
-        rule(0x29, "Subscription Identifier Available", DataType.BYTE);
-        rule(0x2A, "Shared Subscription Available", DataType.BYTE);
-    }
-
-    private static void rule(int id, String name, DataType type, Kind... allowedIn) {
-        EnumSet<Kind> kinds = EnumSet.noneOf(Kind.class);
-        kinds.addAll(List.of(allowedIn));
-        RULES[id] = new Rule(name, type, kinds);
-    }
-
     private final int maxPacketSize;
+    private final NodeLimits limits;
+    /** Bytes of an unfinished packet this connection holds, as counted in {@link NodeLimits#holdPartial}. */
+    private long held;
+    /** When the unfinished packet began (System.nanoTime), 0 when none is. */
+    private long partialSince;
+    private ScheduledFuture<?> timeout;
     /** Protocol level of the accepted-looking CONNECT (3, 4 or 5); 0 before it. */
     private int protocolLevel;
     private boolean failed;
 
     /** @param maxPacketSize largest packet accepted, fixed header included, in bytes */
     MqttPacketValidator(int maxPacketSize) {
+        this(maxPacketSize, NodeLimits.defaults());
+    }
+
+    MqttPacketValidator(int maxPacketSize, NodeLimits limits) {
         this.maxPacketSize = maxPacketSize;
+        this.limits = limits;
     }
 
     @Override
@@ -107,7 +73,8 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         int headerLength = 1;
         while (true) {
             if (headerLength >= readable) {
-                return; // the fixed header is not complete yet
+                unfinished(ctx, in, out); // the fixed header is not complete yet
+                return;
             }
             int digit = in.getUnsignedByte(start + headerLength);
             headerLength++;
@@ -130,9 +97,14 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
             return;
         }
         if (readable < total) {
+            unfinished(ctx, in, out);
             return;
         }
         ByteBuf packet = in.readRetainedSlice((int) total);
+        partialSince = 0;
+        if (!in.isReadable()) {
+            release(); // the next packet has not begun
+        }
         try {
             check(packet, headerLength);
         } catch (InvalidPacketException e) {
@@ -143,8 +115,75 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         out.add(packet);
     }
 
+    /**
+     * {@code in} holds the start of a packet only: count its bytes towards the node's bound and
+     * start the clock of the packet timeout.
+     */
+    private void unfinished(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        int bytes = in.readableBytes();
+        if (!limits.holdPartial(bytes - held)) {
+            fail(in, out, new InvalidPacketException(ReasonCode.QUOTA_EXCEEDED,
+                    "the node holds too many bytes of unfinished packets", null, NodeLimits.PARTIAL_PACKET_BYTES));
+            return;
+        }
+        held = bytes;
+        if (partialSince == 0) {
+            partialSince = System.nanoTime();
+            if (timeout == null) {
+                scheduleTimeout(ctx, limits.limits().packetTimeout().toNanos());
+            }
+        }
+    }
+
+    private void scheduleTimeout(ChannelHandlerContext ctx, long nanos) {
+        timeout = ctx.executor().schedule(() -> checkTimeout(ctx), nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void checkTimeout(ChannelHandlerContext ctx) {
+        timeout = null;
+        if (failed || partialSince == 0 || !ctx.channel().isActive()) {
+            return;
+        }
+        long left = partialSince + limits.limits().packetTimeout().toNanos() - System.nanoTime();
+        if (left > 0) {
+            scheduleTimeout(ctx, left);
+            return;
+        }
+        failed = true;
+        release();
+        ctx.fireChannelRead(new MqttMessage(null, null, null, DecoderResult.failure(new InvalidPacketException(
+                ReasonCode.KEEP_ALIVE_TIMEOUT, "a packet was not finished within "
+                + limits.limits().packetTimeout().toSeconds() + " s", null, NodeLimits.PACKET_TIMEOUT))));
+    }
+
+    /** Gives back the bytes of an unfinished packet counted for this connection. */
+    private void release() {
+        if (held != 0) {
+            limits.holdPartial(-held);
+            held = 0;
+        }
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        release();
+        if (timeout != null) {
+            timeout.cancel(false);
+            timeout = null;
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        failed = true; // what is left in the buffer is no packet any more
+        super.channelInactive(ctx);
+        release();
+        partialSince = 0;
+    }
+
     private void fail(ByteBuf in, List<Object> out, InvalidPacketException e) {
         failed = true;
+        release();
         in.skipBytes(in.readableBytes());
         out.add(new MqttMessage(null, null, null, DecoderResult.failure(e)));
     }
@@ -154,7 +193,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
     private void check(ByteBuf packet, int headerLength) {
         int first = packet.getUnsignedByte(0);
         int type = first >> 4;
-        Reader r = new Reader(packet, headerLength, packet.readableBytes(), null);
+        PacketReader r = new PacketReader(packet, headerLength, packet.readableBytes(), null, limits.limits());
         if (type == 1) {
             checkConnect(r);
             return;
@@ -174,7 +213,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
                     r.skip(2, "Packet Identifier");
                 }
                 if (v5) {
-                    r.properties(Kind.PUBLISH);
+                    r.properties(PacketReader.Kind.PUBLISH);
                 }
                 // the rest is the payload
             }
@@ -183,7 +222,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
                 if (v5 && r.remaining() > 0) {
                     r.skip(1, "Reason Code");
                     if (r.remaining() > 0) {
-                        r.properties(Kind.ACK);
+                        r.properties(PacketReader.Kind.ACK);
                     }
                 }
                 r.end();
@@ -191,7 +230,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
             case 8 -> {
                 r.skip(2, "Packet Identifier");
                 if (v5) {
-                    r.properties(Kind.SUBSCRIBE);
+                    r.properties(PacketReader.Kind.SUBSCRIBE);
                 }
                 while (r.remaining() > 0) {
                     r.string("Topic Filter");
@@ -201,7 +240,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
             case 10 -> {
                 r.skip(2, "Packet Identifier");
                 if (v5) {
-                    r.properties(Kind.UNSUBSCRIBE);
+                    r.properties(PacketReader.Kind.UNSUBSCRIBE);
                 }
                 while (r.remaining() > 0) {
                     r.string("Topic Filter");
@@ -212,7 +251,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
                 if (v5 && r.remaining() > 0) {
                     r.skip(1, "Reason Code");
                     if (r.remaining() > 0) {
-                        r.properties(Kind.DISCONNECT);
+                        r.properties(PacketReader.Kind.DISCONNECT);
                     }
                 }
                 r.end();
@@ -221,7 +260,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
                 if (v5 && r.remaining() > 0) {
                     r.skip(1, "Reason Code");
                     if (r.remaining() > 0) {
-                        r.properties(Kind.AUTH);
+                        r.properties(PacketReader.Kind.AUTH);
                     }
                     r.end();
                 }
@@ -232,7 +271,7 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         }
     }
 
-    private void checkConnect(Reader r) {
+    private void checkConnect(PacketReader r) {
         String name = r.protocolName();
         int level = r.u8("Protocol Version");
         boolean known = "MQTT".equals(name) && (level == 4 || level == 5) || "MQIsdp".equals(name) && level == 3;
@@ -255,14 +294,18 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         if (!will && (willQos != 0 || willRetain)) {
             throw r.malformed("Will QoS or Will Retain set without the Will Flag"); // [MQTT-3.1.2-11]
         }
+        if (level < 5 && (flags & 0x40) != 0 && (flags & 0x80) == 0) {
+            // [MQTT-3.1.2-22] 3.1.1 (and 3.1): a password needs a user name; MQTT 5 allows it alone.
+            throw r.protocolError("Password Flag set without the User Name Flag");
+        }
         r.skip(2, "Keep Alive");
         if (level == 5) {
-            r.properties(Kind.CONNECT);
+            r.properties(PacketReader.Kind.CONNECT);
         }
         r.string("Client Identifier");
         if (will) {
             if (level == 5) {
-                r.properties(Kind.WILL);
+                r.properties(PacketReader.Kind.WILL);
             }
             r.string("Will Topic");
             r.binary("Will Payload");
@@ -300,209 +343,5 @@ final class MqttPacketValidator extends ByteToMessageDecoder {
         if (((options >> 4) & 0x03) == 3) {
             throw new InvalidPacketException(ReasonCode.PROTOCOL_ERROR, "Retain Handling 3", null); // 3.8.3.1
         }
-    }
-
-    // ------------------------------------------------------------------ reading within bounds
-
-    /** Reads fields of one packet, never past {@link #limit}; every overrun is a malformed packet. */
-    private static final class Reader {
-
-        private final ByteBuf buf;
-        private int pos;
-        private int limit;
-        private ProtocolVersion connectVersion;
-
-        Reader(ByteBuf buf, int pos, int limit, ProtocolVersion connectVersion) {
-            this.buf = buf;
-            this.pos = pos;
-            this.limit = limit;
-            this.connectVersion = connectVersion;
-        }
-
-        int remaining() {
-            return limit - pos;
-        }
-
-        InvalidPacketException malformed(String message) {
-            return new InvalidPacketException(ReasonCode.MALFORMED_PACKET, message, connectVersion);
-        }
-
-        InvalidPacketException protocolError(String message) {
-            return new InvalidPacketException(ReasonCode.PROTOCOL_ERROR, message, connectVersion);
-        }
-
-        private void need(int bytes, String what) {
-            if (bytes > remaining()) {
-                throw malformed(what + " runs past the end of the packet (Remaining Length too short)");
-            }
-        }
-
-        void skip(int bytes, String what) {
-            need(bytes, what);
-            pos += bytes;
-        }
-
-        int u8(String what) {
-            need(1, what);
-            return buf.getUnsignedByte(pos++);
-        }
-
-        int u16(String what) {
-            need(2, what);
-            int v = buf.getUnsignedShort(pos);
-            pos += 2;
-            return v;
-        }
-
-        long variableByteInteger(String what) {
-            long value = 0;
-            int multiplier = 1;
-            for (int i = 0; i < 4; i++) {
-                int digit = u8(what);
-                value += (long) (digit & 0x7F) * multiplier;
-                if ((digit & 0x80) == 0) {
-                    return value;
-                }
-                multiplier *= 128;
-            }
-            throw malformed(what + " longer than four bytes"); // 1.5.5
-        }
-
-        void binary(String what) {
-            skip(u16(what), what);
-        }
-
-        void string(String what) {
-            int length = u16(what);
-            need(length, what);
-            String problem = utf8Problem(buf, pos, pos + length);
-            if (problem != null) {
-                throw malformed(what + " is not a valid UTF-8 string: " + problem); // [MQTT-1.5.4-1] [MQTT-1.5.4-2]
-            }
-            pos += length;
-        }
-
-        String protocolName() {
-            int length = u16("Protocol Name");
-            need(length, "Protocol Name");
-            String name = buf.toString(pos, length, StandardCharsets.UTF_8);
-            pos += length;
-            return name;
-        }
-
-        void end() {
-            if (remaining() != 0) {
-                throw malformed(remaining() + " bytes after the last field (Remaining Length too long)");
-            }
-        }
-
-        void properties(Kind kind) {
-            long length = variableByteInteger("Property Length");
-            if (length > remaining()) {
-                throw malformed("Property Length runs past the end of the packet");
-            }
-            int outerLimit = limit;
-            limit = pos + (int) length;
-            long seen = 0;
-            while (pos < limit) {
-                long id = variableByteInteger("Property Identifier");
-                Rule rule = id < RULES.length ? RULES[(int) id] : null;
-                if (rule == null) {
-                    throw malformed("unknown property identifier 0x" + Long.toHexString(id)); // 2.2.2.2
-                }
-                if (!rule.allowedIn().contains(kind)) {
-                    throw malformed(rule.name() + " is not allowed in " + describe(kind)); // 2.2.2.2
-                }
-                boolean repeatable = id == USER_PROPERTY || id == SUBSCRIPTION_IDENTIFIER && kind == Kind.PUBLISH;
-                if (!repeatable) {
-                    if ((seen & (1L << id)) != 0) {
-                        // Each property's own section: "It is a Protocol Error to include the ... more than once."
-                        throw protocolError(rule.name() + " more than once in " + describe(kind));
-                    }
-                    seen |= 1L << id;
-                }
-                value((int) id, rule, kind);
-            }
-            limit = outerLimit;
-        }
-
-        private void value(int id, Rule rule, Kind kind) {
-            switch (rule.type()) {
-                case BYTE -> {
-                    int v = u8(rule.name());
-                    if (v > 1) {
-                        // Payload Format Indicator, Request Problem / Response Information: 0 or 1 only.
-                        throw protocolError(rule.name() + " of " + v + " in " + describe(kind));
-                    }
-                }
-                case TWO_BYTES -> u16(rule.name());
-                case FOUR_BYTES -> skip(4, rule.name());
-                case VARIABLE_BYTE_INTEGER -> {
-                    long v = variableByteInteger(rule.name());
-                    if (id == SUBSCRIPTION_IDENTIFIER && v == 0) {
-                        throw protocolError("Subscription Identifier 0"); // 3.8.2.1.2: a value of 0 is a Protocol Error
-                    }
-                }
-                case STRING -> string(rule.name());
-                case BINARY -> binary(rule.name());
-                case STRING_PAIR -> {
-                    string(rule.name() + " name");
-                    string(rule.name() + " value");
-                }
-            }
-        }
-
-        private static String describe(Kind kind) {
-            return kind == Kind.WILL ? "the will properties" : kind == Kind.ACK ? "an acknowledgement"
-                    : kind.name().toUpperCase(Locale.ROOT);
-        }
-    }
-
-    /**
-     * Why bytes {@code from} to {@code to} are not a UTF-8 Encoded String of MQTT (1.5.4), or null:
-     * ill-formed sequences, overlong forms, surrogates and U+0000 are refused.
-     */
-    static String utf8Problem(ByteBuf b, int from, int to) {
-        int i = from;
-        while (i < to) {
-            int c = b.getUnsignedByte(i);
-            if (c < 0x80) {
-                if (c == 0) {
-                    return "contains U+0000";
-                }
-                i++;
-                continue;
-            }
-            int extra;
-            int cp;
-            if (c >= 0xC2 && c <= 0xDF) {
-                extra = 1;
-                cp = c & 0x1F;
-            } else if (c >= 0xE0 && c <= 0xEF) {
-                extra = 2;
-                cp = c & 0x0F;
-            } else if (c >= 0xF0 && c <= 0xF4) {
-                extra = 3;
-                cp = c & 0x07;
-            } else {
-                return "byte 0x" + Integer.toHexString(c) + " cannot start a character";
-            }
-            if (i + extra >= to) {
-                return "truncated character at the end";
-            }
-            for (int k = 1; k <= extra; k++) {
-                int cc = b.getUnsignedByte(i + k);
-                if ((cc & 0xC0) != 0x80) {
-                    return "byte 0x" + Integer.toHexString(cc) + " is not a continuation byte";
-                }
-                cp = cp << 6 | cc & 0x3F;
-            }
-            if (extra == 2 && (cp < 0x800 || cp >= 0xD800 && cp <= 0xDFFF)
-                    || extra == 3 && (cp < 0x10000 || cp > 0x10FFFF)) {
-                return "overlong form, surrogate or code point out of range (U+" + Integer.toHexString(cp) + ")";
-            }
-            i += extra + 1;
-        }
-        return null;
     }
 }

@@ -126,4 +126,34 @@ class MqttListenerTest {
             assertEquals(port, again.getLocalPort());
         }
     }
+
+    @Test
+    void acceptedConnectionsProbeSilentPeersWithTcpKeepAlive() throws Exception {
+        CompletableFuture<io.netty.channel.Channel> accepted = new CompletableFuture<>();
+        io.fleetmq.transport.limits.ConnectionLimits d = io.fleetmq.transport.limits.ConnectionLimits.defaults();
+        io.fleetmq.transport.limits.NodeLimits limits = new io.fleetmq.transport.limits.NodeLimits(
+                new io.fleetmq.transport.limits.ConnectionLimits(d.maxClientIdLength(), d.maxTopicLength(),
+                        d.maxTopicLevels(), d.maxUserProperties(), d.maxUserPropertyBytes(), d.packetTimeout(),
+                        d.maxPartialPacketBytes(), d.maxConnections(), d.maxConnectionRate(), 42),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+        try (BoundListener listener = Listeners.bind(loops, "test", "127.0.0.1", 0,
+                new MqttChannelInitializer(null, false, 1024, 64 * 1024, () -> new io.netty.channel.ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(io.netty.channel.ChannelHandlerContext ctx) {
+                        accepted.complete(ctx.channel());
+                    }
+                }, limits));
+             Socket socket = new Socket("127.0.0.1", listener.port())) {
+            io.netty.channel.Channel ch = accepted.get(5, TimeUnit.SECONDS);
+            assertTrue(ch.config().getOption(io.netty.channel.ChannelOption.SO_KEEPALIVE), "SO_KEEPALIVE");
+            if (loops.isEpoll()) {
+                assertEquals(42, ch.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPIDLE));
+                assertEquals(3, ch.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPCNT));
+            } else {
+                assertEquals(42, ch.config().getOption(io.netty.channel.socket.nio.NioChannelOption.of(
+                        jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE)));
+            }
+            assertEquals(1, limits.connections(), "counted as an open connection of the node");
+        }
+    }
 }

@@ -1,0 +1,29 @@
+package io.fleetmq.transport.limits;
+
+import java.time.Duration;
+
+/**
+ * What one client may take of a node through its connection, enforced by the transport before
+ * anything reaches a session.
+ *
+ * @param maxClientIdLength     bytes of a client identifier (UTF-8)
+ * @param maxTopicLength        bytes of a topic name or filter (UTF-8)
+ * @param maxTopicLevels        levels of a topic name or filter
+ * @param maxUserProperties     user properties in one packet (a CONNECT's and its will's together)
+ * @param maxUserPropertyBytes  bytes of the user properties of one packet, names and values
+ * @param packetTimeout         time a client has to finish a packet it has started
+ * @param maxPartialPacketBytes bytes of started, unfinished packets held for all connections of the node
+ * @param maxConnections        open MQTT connections of the node
+ * @param maxConnectionRate     new connections per second per listener
+ * @param tcpKeepAliveSeconds   idle seconds before TCP keep-alive probes a silent peer
+ */
+public record ConnectionLimits(int maxClientIdLength, int maxTopicLength, int maxTopicLevels, int maxUserProperties,
+                               int maxUserPropertyBytes, Duration packetTimeout, long maxPartialPacketBytes,
+                               int maxConnections, int maxConnectionRate, int tcpKeepAliveSeconds) {
+
+    /** The shipped defaults, those of {@code fleetmq.yml}. */
+    public static ConnectionLimits defaults() {
+        return new ConnectionLimits(128, 1024, 32, 64, 8192, Duration.ofSeconds(30), 128L * 1024 * 1024,
+                100_000, 1_000, 60);
+    }
+}
