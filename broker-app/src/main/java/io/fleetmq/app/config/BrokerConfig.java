@@ -165,7 +165,19 @@ public record BrokerConfig(
                 s.longValue("mqtt.max-partial-packet-bytes", 1_024, Long.MAX_VALUE),
                 s.integer("mqtt.max-connections", 1, 100_000_000),
                 s.integer("mqtt.max-connection-rate", 1, 1_000_000),
-                (int) Math.max(1, positive(s, "mqtt.tcp-keepalive").toSeconds()));
+                (int) Math.max(1, positive(s, "mqtt.tcp-keepalive").toSeconds()),
+                s.integer("mqtt.max-publish-rate", 0, 100_000_000),
+                s.longValue("mqtt.max-publish-bytes-rate", 0, Long.MAX_VALUE / 1_000_000_000L),
+                publishRateDisconnect(s));
+    }
+
+    private static boolean publishRateDisconnect(Settings s) {
+        String raw = s.string("mqtt.publish-rate-exceeded");
+        return switch (raw) {
+            case "throttle" -> false;
+            case "disconnect" -> true;
+            default -> throw s.invalid("mqtt.publish-rate-exceeded", raw, "must be throttle or disconnect");
+        };
     }
 
     private static KafkaSettings kafka(Settings s) {

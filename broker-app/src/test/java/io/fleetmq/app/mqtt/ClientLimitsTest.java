@@ -44,7 +44,8 @@ class ClientLimitsTest {
                 "MQTT_MAX_USER_PROPERTY_BYTES", "64",
                 "MQTT_PACKET_TIMEOUT", "2s",
                 "MQTT_MAX_PARTIAL_PACKET_BYTES", "1024",
-                "MQTT_MAX_WRITE_BUFFER", "1024"));
+                "MQTT_MAX_WRITE_BUFFER", "1024",
+                "MQTT_MAX_PUBLISH_RATE", "20"));
     }
 
     @AfterAll
@@ -248,5 +249,31 @@ class ClientLimitsTest {
             raw.send(RawMqtt.publishV5(topic, 1, 1, "ok".getBytes(StandardCharsets.UTF_8)));
             assertEquals(4, raw.readType(4)[0] >> 4, "others are served");
         }
+    }
+
+    @Test
+    @DisplayName("mqtt.max-publish-rate: a burst beyond the rate is read more slowly, not refused: all of it arrives, in order")
+    void aPublisherBeyondItsRateIsSlowedDownNotRefused() throws Exception {
+        double before = broker.limitExceeded("publish_rate");
+        com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient sub = broker.connectedV5("rate-sub");
+        try (com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient.Mqtt5Publishes in =
+                     sub.publishes(com.hivemq.client.mqtt.MqttGlobalPublishFilter.ALL);
+             RawMqtt pub = broker.rawV5("rate-pub")) {
+            sub.subscribeWith().topicFilter("rate/t").qos(com.hivemq.client.mqtt.datatypes.MqttQos.AT_LEAST_ONCE).send();
+            ByteArrayOutputStream burst = new ByteArrayOutputStream();
+            for (int i = 1; i <= 60; i++) { // three seconds' worth of a 20/s rate, in one write
+                burst.writeBytes(RawMqtt.publishV5("rate/t", 1, i, Integer.toString(i).getBytes(StandardCharsets.UTF_8)));
+            }
+            pub.send(burst.toByteArray());
+            for (int i = 1; i <= 60; i++) {
+                assertEquals(4, (pub.readType(4)[0] & 0xF0) >> 4, "PUBACK " + i);
+            }
+            for (int i = 1; i <= 60; i++) {
+                assertEquals(Integer.toString(i), new String(io.fleetmq.app.support.Received.next(in).getPayloadAsBytes(),
+                        StandardCharsets.UTF_8), "message " + i + ", in order");
+            }
+        }
+        sub.disconnect();
+        expectCounted("publish_rate", before + 1);
     }
 }

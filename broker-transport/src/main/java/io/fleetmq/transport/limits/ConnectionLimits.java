@@ -16,14 +16,25 @@ import java.time.Duration;
  * @param maxConnections        open MQTT connections of the node
  * @param maxConnectionRate     new connections per second per listener
  * @param tcpKeepAliveSeconds   idle seconds before TCP keep-alive probes a silent peer
+ * @param maxPublishRate        PUBLISH packets per second per client (0 = no limit)
+ * @param maxPublishBytesRate   PUBLISH payload bytes per second per client (0 = no limit)
+ * @param publishRateDisconnect beyond the rate, DISCONNECT 0x96 instead of reading more slowly
  */
 public record ConnectionLimits(int maxClientIdLength, int maxTopicLength, int maxTopicLevels, int maxUserProperties,
                                int maxUserPropertyBytes, Duration packetTimeout, long maxPartialPacketBytes,
-                               int maxConnections, int maxConnectionRate, int tcpKeepAliveSeconds) {
+                               int maxConnections, int maxConnectionRate, int tcpKeepAliveSeconds,
+                               int maxPublishRate, long maxPublishBytesRate, boolean publishRateDisconnect) {
 
     /** The shipped defaults, those of {@code fleetmq.yml}. */
     public static ConnectionLimits defaults() {
         return new ConnectionLimits(128, 1024, 32, 64, 8192, Duration.ofSeconds(30), 128L * 1024 * 1024,
-                100_000, 1_000, 60);
+                100_000, 1_000, 60, 1_000, 1_048_576, false);
+    }
+
+    /** These limits with another publish rate. */
+    public ConnectionLimits withPublishRate(int messages, long bytes, boolean disconnect) {
+        return new ConnectionLimits(maxClientIdLength, maxTopicLength, maxTopicLevels, maxUserProperties,
+                maxUserPropertyBytes, packetTimeout, maxPartialPacketBytes, maxConnections, maxConnectionRate,
+                tcpKeepAliveSeconds, messages, bytes, disconnect);
     }
 }

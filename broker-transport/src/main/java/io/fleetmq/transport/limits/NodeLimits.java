@@ -31,6 +31,7 @@ public final class NodeLimits {
     public static final String CONNECTIONS = "connections";
     public static final String CONNECTION_RATE = "connection_rate";
     public static final String WRITE_BUFFER = "write_buffer";
+    public static final String PUBLISH_RATE = "publish_rate";
 
     private final ConnectionLimits limits;
     private final MeterRegistry registry;

@@ -8,6 +8,8 @@ import io.fleetmq.core.topic.InvalidTopicException;
 import io.fleetmq.core.topic.SharedSubscription;
 import io.fleetmq.core.topic.TopicNames;
 import io.fleetmq.session.ClientConnection;
+import io.fleetmq.core.limit.PublishRate;
+import io.fleetmq.transport.limits.ConnectionLimits;
 import io.fleetmq.transport.limits.NodeLimits;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
@@ -64,6 +66,10 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     private static final NodeLimits FALLBACK_LIMITS = NodeLimits.defaults();
     private static final int PAUSED_UNSETTLED = 1;
     private static final int PAUSED_WRITE = 2;
+    private static final int PAUSED_RATE = 4;
+
+    /** The client's publish rate; null when the node sets no limit. Event loop only. */
+    private PublishRate publishRate;
 
     public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds, int maxUnsettled) {
         this.sessions = sessions;
@@ -77,6 +83,10 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
         NodeLimits nodeLimits = channel.attr(NodeLimits.KEY).get();
         if (nodeLimits != null) {
             limits = nodeLimits;
+        }
+        ConnectionLimits l = limits.limits();
+        if (l.maxPublishRate() > 0 || l.maxPublishBytesRate() > 0) {
+            publishRate = new PublishRate(l.maxPublishRate(), l.maxPublishBytesRate(), System.nanoTime());
         }
         ctx.pipeline().addBefore(ctx.name(), "connectTimeout",
                 new IdleStateHandler(connectTimeoutSeconds, 0, 0, TimeUnit.SECONDS));
@@ -100,6 +110,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
             }
             Packet packet = PacketMapper.inbound(m);
             TopicLimits.check(limits, packet);
+            if (packet instanceof Packet.Publish p && publishRate != null) {
+                limitRate(p);
+            }
             if (!version.isV5()) {
                 checkFiltersV311(packet);
             }
@@ -288,6 +301,29 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
             pause(PAUSED_WRITE);
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    /**
+     * Beyond its publish rate a client is read from again only once it is back within it: TCP slows
+     * it down and nothing it sent is refused. Or, if the node says so, it is disconnected with 0x96.
+     */
+    private void limitRate(Packet.Publish p) {
+        long waitNanos = publishRate.take(p.payload().length, System.nanoTime());
+        if (waitNanos <= 0) {
+            return;
+        }
+        if (limits.limits().publishRateDisconnect()) {
+            limits.exceeded(NodeLimits.PUBLISH_RATE);
+            throw new ProtocolViolation(ReasonCode.MESSAGE_RATE_TOO_HIGH, "more than "
+                    + limits.limits().maxPublishRate() + " PUBLISH or " + limits.limits().maxPublishBytesRate()
+                    + " payload bytes per second");
+        }
+        if ((paused & PAUSED_RATE) != 0) {
+            return; // already waiting; the packets Netty decoded before the pause add to the debt
+        }
+        limits.exceeded(NodeLimits.PUBLISH_RATE);
+        pause(PAUSED_RATE);
+        channel.eventLoop().schedule(() -> resume(PAUSED_RATE), waitNanos, TimeUnit.NANOSECONDS);
     }
 
     /** On the event loop: stop reading for {@code reason} (reading resumes when no reason is left). */

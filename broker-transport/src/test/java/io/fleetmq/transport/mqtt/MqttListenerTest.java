@@ -134,7 +134,8 @@ class MqttListenerTest {
         io.fleetmq.transport.limits.NodeLimits limits = new io.fleetmq.transport.limits.NodeLimits(
                 new io.fleetmq.transport.limits.ConnectionLimits(d.maxClientIdLength(), d.maxTopicLength(),
                         d.maxTopicLevels(), d.maxUserProperties(), d.maxUserPropertyBytes(), d.packetTimeout(),
-                        d.maxPartialPacketBytes(), d.maxConnections(), d.maxConnectionRate(), 42),
+                        d.maxPartialPacketBytes(), d.maxConnections(), d.maxConnectionRate(), 42,
+                        d.maxPublishRate(), d.maxPublishBytesRate(), d.publishRateDisconnect()),
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
         try (BoundListener listener = Listeners.bind(loops, "test", "127.0.0.1", 0,
                 new MqttChannelInitializer(null, false, 1024, 64 * 1024, () -> new io.netty.channel.ChannelInboundHandlerAdapter() {
