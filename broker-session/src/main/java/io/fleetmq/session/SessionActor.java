@@ -73,7 +73,7 @@ public final class SessionActor {
                 lifetime::expirySeconds, (code, reason) -> disconnect(code, reason, true));
         this.outbound = new OutboundFlow(services, connection);
         this.subscriptions = new Subscriptions(clientId, services, guard, () -> epoch);
-        this.deviceQueue = new DeviceQueueReader(clientId, services, connection, outbound, mailbox::tell);
+        this.deviceQueue = new DeviceQueueReader(clientId, services, connection, outbound, mailbox::tell, this::pump);
         this.appBacklogs = new AppBacklogReader(clientId, services, connection, outbound, mailbox::tell);
         this.inbox = new DeliveryInbox(clientId, services, mailbox, this::onDeliver);
         this.gate = new PacketGate(services, mailbox::tell);
