@@ -47,6 +47,8 @@ public final class SessionActor {
     /** The connect sequence's number of the current (or last) connection; 0 before the first. */
     private long epoch;
     private String clientType = ClientTypes.DEVICE;
+    /** The session's expiry passed while a CONNECT of its client waited: it ends if that is refused. */
+    private boolean expiryDue;
 
     private final Connection connection = new Connection();
     private final ConnectWaits connects;
@@ -66,7 +68,7 @@ public final class SessionActor {
         this.registry = registry;
         this.mailbox = new Mailbox(services.actorPool(), "session " + clientId, this::endOfTurn);
         this.inboundQos2 = new InboundQos2(clientId, services.qos2Receipts(), services.meters());
-        this.lifetime = new SessionLifetime(clientId, services, mailbox::tell, this::onWillDue, this::onExpired);
+        this.lifetime = new SessionLifetime(clientId, services, mailbox, this::onWillDue, this::onExpired);
         this.connects = new ConnectWaits(clientId, services, guard, mailbox::tell, () -> epoch, this::accept,
                 this::connectRefused, next -> inboundQos2.resume(mailbox::tell, next));
         this.inbound = new InboundFlow(clientId, services, connection, inboundQos2, guard, mailbox::tell,
@@ -381,6 +383,7 @@ public final class SessionActor {
         }
         // A reconnect cancels a will still waiting for its delay, and the session's expiry [MQTT-3.1.3-9].
         lifetime.cancelTimers();
+        expiryDue = false;
         if (!sessionPresent) {
             clearSessionState();
         } else if (subscriptions.isEmpty()) {
@@ -415,8 +418,12 @@ public final class SessionActor {
         deviceQueue.read();
     }
 
-    /** A CONNECT was refused: the session ends here if it never had a connection here. */
+    /** A CONNECT was refused: the session ends here if it never had a connection here, or expired meanwhile. */
     private void connectRefused() {
+        if (expiryDue && !connection.isOnline() && !hasConnectPending()) {
+            expire();
+            return;
+        }
         if (epoch == 0 && !connection.isOnline() && connects.isEmpty()) {
             endHere(); // nothing to keep
         }
@@ -473,11 +480,23 @@ public final class SessionActor {
     }
 
     private void onExpired() {
-        if (!connection.isOnline()) {
-            lifetime.publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
-            services.cluster().event(new SessionEvent.Expired(clientId, epoch));
-            endSession();
+        if (connection.isOnline()) {
+            return;
         }
+        if (hasConnectPending()) {
+            // The client came back before the session expired: its CONNECT decides. Accepted, the
+            // session goes on; refused, it ends then (see connectRefused).
+            expiryDue = true;
+            return;
+        }
+        expire();
+    }
+
+    private void expire() {
+        expiryDue = false;
+        lifetime.publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
+        services.cluster().event(new SessionEvent.Expired(clientId, epoch));
+        endSession();
     }
 
     private void onTakenOver(NodeCommand.TakeOver command) {
@@ -490,6 +509,7 @@ public final class SessionActor {
             detachConnection();
         }
         lifetime.cancelTimers();
+        expiryDue = false; // the session's new node decides its end
         lifetime.discardWill();
         // What came from the DEVICE queue stays there for the session's new node.
         long moved = outbound.queuedCount() + outbound.countInFlight(f -> !DeviceQueueReader.isEntry(f.origin()));

@@ -42,6 +42,47 @@ class SessionTimersRaceTest {
     }
 
     @Test
+    void anExpiryThatFiresWhileTheReconnectWaitsForTheConnectSequenceLeavesTheSessionToIt() {
+        SessionHarness h = new SessionHarness();
+        RecordingConnection first = h.connect(CLIENT, true, 10, 10);
+        h.subscribe(CLIENT, first, "t/#", 1);
+        h.deliver(CLIENT, h.message("t/0", 1), 1);
+        h.lose(CLIENT, first);
+
+        RecordingConnection second = h.connectOnly(CLIENT, false, 3600, 10);
+        h.actors.runNext(); // the CONNECT goes to the connect sequence, whose answer is on its way
+        h.timers.advance(10, TimeUnit.SECONDS); // the expiry fires before the answer is handled
+        h.actors.runAll();
+
+        assertTrue(second.written(Packet.ConnAck.class).get(0).sessionPresent());
+        assertTrue(h.sequence.events.stream().noneMatch(e -> e instanceof SessionEvent.Expired));
+        assertEquals(List.of("t/0"), second.publishedTopics(), "the message in flight is resent");
+        assertEquals(1, h.subscriptions.subscriptionsOf(CLIENT).size());
+    }
+
+    @Test
+    void anExpiryThatFiresWhileTheReconnectWaitsEndsTheSessionWhenTheConnectIsRefused() {
+        SessionHarness h = new SessionHarness();
+        RecordingConnection first = h.connect(CLIENT, true, 10, 10);
+        h.subscribe(CLIENT, first, "t/#", 1);
+        h.lose(CLIENT, first);
+        h.sequence.answering = false;
+
+        RecordingConnection second = h.connectOnly(CLIENT, false, 3600, 10);
+        h.actors.runAll();
+        h.timers.advance(10, TimeUnit.SECONDS);
+        h.actors.runAll();
+        assertTrue(h.sequence.events.stream().noneMatch(e -> e instanceof SessionEvent.Expired), "not while it waits");
+        h.timers.advance(h.sequence.connectTimeout().toSeconds(), TimeUnit.SECONDS); // 0x88
+        h.actors.runAll();
+
+        assertEquals(ReasonCode.SERVER_UNAVAILABLE, second.written(Packet.ConnAck.class).get(0).reasonCode());
+        assertTrue(h.sequence.events.stream().anyMatch(e -> e instanceof SessionEvent.Expired));
+        assertEquals(0, h.subscriptions.subscriptionsOf(CLIENT).size(), "the session ended");
+        assertEquals(null, h.session(CLIENT));
+    }
+
+    @Test
     void aDelayedWillThatFiredWhileTheReconnectWaitedDoesNotPublishTheNextConnectionsWillEarly() {
         SessionHarness h = new SessionHarness();
         RecordingConnection first = new RecordingConnection();
