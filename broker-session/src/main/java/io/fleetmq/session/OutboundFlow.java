@@ -235,17 +235,20 @@ final class OutboundFlow {
         inFlight.values().removeIf(f -> f.origin() != null && sendsAgain.test(f.origin()));
     }
 
-    /** Counts the flows in flight that match. */
-    long countInFlight(Predicate<InFlight> which) {
-        return inFlight.values().stream().filter(which).count();
-    }
-
-    /** Drops every QoS 1/2 message, in flight or queued; returns how many there were. */
-    int clear() {
-        int had = inFlight.size() + queued.size();
+    /**
+     * Drops every QoS 1/2 message, in flight or queued.
+     *
+     * @param keptByItsStore whether a message's origin still holds it (for the session's next reader,
+     *                       or to count it itself when it deletes it)
+     * @return how many of them only this session held: the caller counts their drop
+     */
+    int clear(Predicate<Origin> keptByItsStore) {
+        long heldHere = inFlight.values().stream()
+                .filter(f -> f.origin() == null || !keptByItsStore.test(f.origin())).count();
+        int dropped = (int) heldHere + queued.size();
         inFlight.clear();
         queued.clear();
-        return had;
+        return dropped;
     }
 
     /** The client left: QoS 0 held for it is dropped and counted; topic aliases end with the connection. */

@@ -511,12 +511,11 @@ public final class SessionActor {
         lifetime.cancelTimers();
         expiryDue = false; // the session's new node decides its end
         lifetime.discardWill();
-        // What came from the DEVICE queue stays there for the session's new node.
-        long moved = outbound.queuedCount() + outbound.countInFlight(f -> !DeviceQueueReader.isEntry(f.origin()));
-        for (long i = 0; i < moved; i++) {
+        // What came from the DEVICE queue or a backlog stays there for the session's new node.
+        int moved = outbound.clear(origin -> true);
+        for (int i = 0; i < moved; i++) {
             services.drops().count(MessageDrops.Reason.SESSION_MOVED);
         }
-        outbound.clear();
         inboundQos2.movedAway();
         subscriptions.movedAway(); // the session's new node owns them now
         if (connects.isEmpty()) {
@@ -547,7 +546,8 @@ public final class SessionActor {
         deviceQueue.deleteQueue();
         subscriptions.ended();
         inboundQos2.ended();
-        int discarded = outbound.clear();
+        // Entries of the DEVICE queue are counted as the queue is deleted; the rest only this session held.
+        int discarded = outbound.clear(DeviceQueueReader::isEntry);
         for (int i = 0; i < discarded; i++) {
             services.drops().count(MessageDrops.Reason.SESSION_ENDED);
         }
