@@ -179,11 +179,8 @@ final class DeviceQueueReader {
     void deleteQueue() {
         if (services.deviceQueues() != null) {
             // Retried until Redis takes it; this client's next read of its queue waits for it.
-            services.deviceQueues().delete(clientId).thenAccept(held -> {
-                for (long i = 0; i < held; i++) {
-                    services.drops().count(MessageDrops.Reason.SESSION_ENDED);
-                }
-            });
+            services.deviceQueues().delete(clientId)
+                    .thenAccept(held -> services.drops().count(MessageDrops.Reason.SESSION_ENDED, held));
         }
     }
 }

@@ -131,12 +131,12 @@ public final class SessionActor {
 
     /** The network connection ended without DISCONNECT, or the transport closed it. */
     public void connectionLost(ClientConnection conn) {
-        mailbox.tell(() -> onConnectionLost(conn));
+        mailbox.tell(() -> ifCurrent(conn, () -> detach(true)));
     }
 
     /** Nothing arrived within 1.5 times the keep-alive [MQTT-3.1.2-22]. */
     public void keepAliveExpired(ClientConnection conn) {
-        mailbox.tell(() -> onKeepAliveExpired(conn));
+        mailbox.tell(() -> ifCurrent(conn, () -> disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true)));
     }
 
     /** The socket can take more data: send what QoS 0 traffic was held back. */
@@ -310,19 +310,12 @@ public final class SessionActor {
         }
     }
 
-    private void onConnectionLost(ClientConnection conn) {
+    /** Runs {@code action} if {@code conn} is the session's connection, or once it is if it waits for its CONNACK. */
+    private void ifCurrent(ClientConnection conn, Runnable action) {
         if (connection.is(conn)) {
-            detach(true);
+            action.run();
         } else {
-            connects.defer(conn, () -> onConnectionLost(conn));
-        }
-    }
-
-    private void onKeepAliveExpired(ClientConnection conn) {
-        if (connection.is(conn)) {
-            disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true);
-        } else {
-            connects.defer(conn, () -> onKeepAliveExpired(conn));
+            connects.defer(conn, () -> ifCurrent(conn, action));
         }
     }
 
@@ -480,16 +473,12 @@ public final class SessionActor {
     }
 
     private void onExpired() {
-        if (connection.isOnline()) {
-            return;
+        // A client that came back before the session expired has its CONNECT decide: accepted, the
+        // session goes on; refused, it ends then (see connectRefused).
+        expiryDue = !connection.isOnline() && hasConnectPending();
+        if (!connection.isOnline() && !expiryDue) {
+            expire();
         }
-        if (hasConnectPending()) {
-            // The client came back before the session expired: its CONNECT decides. Accepted, the
-            // session goes on; refused, it ends then (see connectRefused).
-            expiryDue = true;
-            return;
-        }
-        expire();
     }
 
     private void expire() {
@@ -512,10 +501,7 @@ public final class SessionActor {
         expiryDue = false; // the session's new node decides its end
         lifetime.discardWill();
         // What came from the DEVICE queue or a backlog stays there for the session's new node.
-        int moved = outbound.clear(origin -> true);
-        for (int i = 0; i < moved; i++) {
-            services.drops().count(MessageDrops.Reason.SESSION_MOVED);
-        }
+        services.drops().count(MessageDrops.Reason.SESSION_MOVED, outbound.clear(origin -> true));
         inboundQos2.movedAway();
         subscriptions.movedAway(); // the session's new node owns them now
         if (connects.isEmpty()) {
@@ -547,9 +533,6 @@ public final class SessionActor {
         subscriptions.ended();
         inboundQos2.ended();
         // Entries of the DEVICE queue are counted as the queue is deleted; the rest only this session held.
-        int discarded = outbound.clear(DeviceQueueReader::isEntry);
-        for (int i = 0; i < discarded; i++) {
-            services.drops().count(MessageDrops.Reason.SESSION_ENDED);
-        }
+        services.drops().count(MessageDrops.Reason.SESSION_ENDED, outbound.clear(DeviceQueueReader::isEntry));
     }
 }
