@@ -108,7 +108,8 @@ final class DeviceQueueReader {
         reading = false;
         behind = true;
         if (!connection.is(conn)) {
-            return; // a new connection reads for itself
+            read(); // for the connection there is now, whose own read waited for this one to answer
+            return;
         }
         outbound.release(max);
         if (error != null) {

@@ -89,6 +89,24 @@ class SessionResumeTest {
     }
 
     @Test
+    void aDeviceQueueReadStillUnderWayWhenTheClientReconnectsDoesNotHoldUpTheNewConnection() {
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        h.deviceQueues.holdReads = true;
+        RecordingConnection first = h.connect(CLIENT, true, 3600, 10); // its read waits for Redis
+        h.deviceQueues.append(CLIENT, new io.fleetmq.core.cluster.Downlink(0, 0, h.message("t/q", 1),
+                List.of(SessionHarness.subscription(CLIENT, 1))));
+        h.lose(CLIENT, first);
+        RecordingConnection second = h.connect(CLIENT, false, 3600, 10);
+
+        h.deviceQueues.answerReads(); // the first connection's read answers
+        h.actors.runAll();
+        h.deviceQueues.answerReads(); // and the second's
+        h.actors.runAll();
+
+        assertEquals(List.of("t/q"), second.publishedTopics());
+    }
+
+    @Test
     void aStoredPacketIdentifierThatIsTakenMeansANewIdentifierWithoutDup() {
         // A retained message, in flight in memory, holds identifier 1; an entry of the DEVICE queue
         // was sent with identifier 1 too (by another node the session was on).
