@@ -49,6 +49,7 @@ final class DeviceQueueReader {
     private final Connection connection;
     private final OutboundFlow outbound;
     private final Consumer<Runnable> tell;
+    private final Runnable afterRead;
     private boolean active;
     /** The highest queue entry read or delivered while connected. */
     private long queueSeq;
@@ -56,13 +57,15 @@ final class DeviceQueueReader {
     /** Entries may wait in the queue beyond {@link #queueSeq}. */
     private boolean behind;
 
+    /** @param afterRead fills what room a read left with what else waits for it */
     DeviceQueueReader(String clientId, SessionServices services, Connection connection, OutboundFlow outbound,
-            Consumer<Runnable> tell) {
+            Consumer<Runnable> tell, Runnable afterRead) {
         this.clientId = clientId;
         this.services = services;
         this.connection = connection;
         this.outbound = outbound;
         this.tell = tell;
+        this.afterRead = afterRead;
     }
 
     /** Whether the session is connected and delivers from a DEVICE queue. */
@@ -94,6 +97,8 @@ final class DeviceQueueReader {
         reading = true;
         behind = false;
         int max = Math.min(room, 256);
+        // The room is the read's until it answers: what arrives in memory meanwhile waits for more.
+        outbound.reserve(max);
         ClientConnection conn = connection.current();
         services.deviceQueues().read(clientId, queueSeq, max).whenComplete((entries, error) ->
                 tell.accept(() -> onRead(conn, max, entries, error)));
@@ -103,12 +108,15 @@ final class DeviceQueueReader {
         reading = false;
         behind = true;
         if (!connection.is(conn)) {
-            return; // a new connection reads for itself
+            read(); // for the connection there is now, whose own read waited for this one to answer
+            return;
         }
+        outbound.release(max);
         if (error != null) {
             // Redis is away: delivery from the queue pauses and resumes when it is back.
             log.warn("{}: reading the DEVICE queue failed, trying again: {}", clientId, error.toString());
             services.timers().schedule(() -> tell.accept(this::read), 1, TimeUnit.SECONDS);
+            afterRead.run();
             return;
         }
         for (DeviceQueues.Entry e : entries) {
@@ -119,6 +127,7 @@ final class DeviceQueueReader {
         }
         behind = entries.size() >= max;
         read();
+        afterRead.run();
     }
 
     /** The queue grew by an entry: sent at once when nothing waits before it and there is room, else read. */
@@ -171,11 +180,8 @@ final class DeviceQueueReader {
     void deleteQueue() {
         if (services.deviceQueues() != null) {
             // Retried until Redis takes it; this client's next read of its queue waits for it.
-            services.deviceQueues().delete(clientId).thenAccept(held -> {
-                for (long i = 0; i < held; i++) {
-                    services.drops().count(MessageDrops.Reason.SESSION_ENDED);
-                }
-            });
+            services.deviceQueues().delete(clientId)
+                    .thenAccept(held -> services.drops().count(MessageDrops.Reason.SESSION_ENDED, held));
         }
     }
 }

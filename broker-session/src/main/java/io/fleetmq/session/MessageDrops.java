@@ -46,7 +46,18 @@ public final class MessageDrops {
         this.registry = registry;
     }
 
+    /** Counts {@code n} messages dropped for one reason. */
+    public void count(Reason reason, long n) {
+        if (n > 0) {
+            counter(reason).increment(n);
+        }
+    }
+
     public void count(Reason reason) {
+        counter(reason).increment();
+    }
+
+    private Counter counter(Reason reason) {
         Counter counter = counters.get(reason);
         if (counter == null) {
             // Only the first drop of a reason registers its counter; an overloaded subscriber can
@@ -56,6 +67,6 @@ public final class MessageDrops {
                     .tag("reason", r.name().toLowerCase(java.util.Locale.ROOT))
                     .register(registry));
         }
-        counter.increment();
+        return counter;
     }
 }

@@ -49,15 +49,30 @@ final class OutboundFlow {
     private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>();
     private final Map<String, Integer> aliases = new HashMap<>();
     private int lastPacketId;
+    /** Room promised to a store read still under way; no one else takes it meanwhile. */
+    private int reserved;
 
     OutboundFlow(SessionServices services, Connection connection) {
         this.services = services;
         this.connection = connection;
     }
 
-    /** Free room in the client's receive window [MQTT-3.3.4-7]. */
+    /**
+     * Free room in the client's receive window [MQTT-3.3.4-7]: the one place it is computed. Room
+     * reserved for a store read under way is not free.
+     */
     int room() {
-        return connection.receiveMaximum() - inFlight.size();
+        return connection.receiveMaximum() - inFlight.size() - reserved;
+    }
+
+    /** Takes {@code n} of the free room for a read whose answer comes later. */
+    void reserve(int n) {
+        reserved += n;
+    }
+
+    /** The read answered: its reserved room is free again, for what it brought first. */
+    void release(int n) {
+        reserved = Math.max(0, reserved - n);
     }
 
     int inFlightCount() {
@@ -220,17 +235,20 @@ final class OutboundFlow {
         inFlight.values().removeIf(f -> f.origin() != null && sendsAgain.test(f.origin()));
     }
 
-    /** Counts the flows in flight that match. */
-    long countInFlight(Predicate<InFlight> which) {
-        return inFlight.values().stream().filter(which).count();
-    }
-
-    /** Drops every QoS 1/2 message, in flight or queued; returns how many there were. */
-    int clear() {
-        int had = inFlight.size() + queued.size();
+    /**
+     * Drops every QoS 1/2 message, in flight or queued.
+     *
+     * @param keptByItsStore whether a message's origin still holds it (for the session's next reader,
+     *                       or to count it itself when it deletes it)
+     * @return how many of them only this session held: the caller counts their drop
+     */
+    int clear(Predicate<Origin> keptByItsStore) {
+        long heldHere = inFlight.values().stream()
+                .filter(f -> f.origin() == null || !keptByItsStore.test(f.origin())).count();
+        int dropped = (int) heldHere + queued.size();
         inFlight.clear();
         queued.clear();
-        return had;
+        return dropped;
     }
 
     /** The client left: QoS 0 held for it is dropped and counted; topic aliases end with the connection. */
@@ -239,9 +257,10 @@ final class OutboundFlow {
         qos0Queued.clear();
     }
 
-    /** Topic aliases are per connection [MQTT-3.3.2-7]. */
+    /** A new connection: topic aliases are per connection [MQTT-3.3.2-7], and so is its window. */
     void connected() {
         aliases.clear();
+        reserved = 0;
     }
 
     /**

@@ -52,6 +52,8 @@ public final class SessionActor {
      * is above 0, or it was resumed with expiry 0 and keeps its store until it ends.
      */
     private boolean queuing;
+    /** The session's expiry passed while a CONNECT of its client waited: it ends if that is refused. */
+    private boolean expiryDue;
 
     private final Connection connection = new Connection();
     private final ConnectWaits connects;
@@ -71,14 +73,14 @@ public final class SessionActor {
         this.registry = registry;
         this.mailbox = new Mailbox(services.actorPool(), "session " + clientId, this::endOfTurn);
         this.inboundQos2 = new InboundQos2(clientId, services.qos2Receipts(), services.meters());
-        this.lifetime = new SessionLifetime(clientId, services, mailbox::tell, this::onWillDue, this::onExpired);
+        this.lifetime = new SessionLifetime(clientId, services, mailbox, this::onWillDue, this::onExpired);
         this.connects = new ConnectWaits(clientId, services, guard, mailbox::tell, () -> epoch, this::accept,
                 this::connectRefused, next -> inboundQos2.resume(mailbox::tell, next));
         this.inbound = new InboundFlow(clientId, services, connection, inboundQos2, guard, mailbox::tell,
                 lifetime::expirySeconds, (code, reason) -> disconnect(code, reason, true));
         this.outbound = new OutboundFlow(services, connection);
         this.subscriptions = new Subscriptions(clientId, services, guard, () -> epoch);
-        this.deviceQueue = new DeviceQueueReader(clientId, services, connection, outbound, mailbox::tell);
+        this.deviceQueue = new DeviceQueueReader(clientId, services, connection, outbound, mailbox::tell, this::pump);
         this.appBacklogs = new AppBacklogReader(clientId, services, connection, outbound, mailbox::tell);
         this.inbox = new DeliveryInbox(clientId, services, mailbox, this::onDeliver);
         this.gate = new PacketGate(services, mailbox::tell);
@@ -134,12 +136,12 @@ public final class SessionActor {
 
     /** The network connection ended without DISCONNECT, or the transport closed it. */
     public void connectionLost(ClientConnection conn) {
-        mailbox.tell(() -> onConnectionLost(conn));
+        mailbox.tell(() -> ifCurrent(conn, () -> detach(true)));
     }
 
     /** Nothing arrived within 1.5 times the keep-alive [MQTT-3.1.2-22]. */
     public void keepAliveExpired(ClientConnection conn) {
-        mailbox.tell(() -> onKeepAliveExpired(conn));
+        mailbox.tell(() -> ifCurrent(conn, () -> disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true)));
     }
 
     /** The socket can take more data: send what QoS 0 traffic was held back. */
@@ -313,19 +315,12 @@ public final class SessionActor {
         }
     }
 
-    private void onConnectionLost(ClientConnection conn) {
+    /** Runs {@code action} if {@code conn} is the session's connection, or once it is if it waits for its CONNACK. */
+    private void ifCurrent(ClientConnection conn, Runnable action) {
         if (connection.is(conn)) {
-            detach(true);
+            action.run();
         } else {
-            connects.defer(conn, () -> onConnectionLost(conn));
-        }
-    }
-
-    private void onKeepAliveExpired(ClientConnection conn) {
-        if (connection.is(conn)) {
-            disconnect(ReasonCode.KEEP_ALIVE_TIMEOUT, "keep alive timeout", true);
-        } else {
-            connects.defer(conn, () -> onKeepAliveExpired(conn));
+            connects.defer(conn, () -> ifCurrent(conn, action));
         }
     }
 
@@ -386,6 +381,7 @@ public final class SessionActor {
         }
         // A reconnect cancels a will still waiting for its delay, and the session's expiry [MQTT-3.1.3-9].
         lifetime.cancelTimers();
+        expiryDue = false;
         if (!sessionPresent) {
             clearSessionState();
         } else if (subscriptions.isEmpty()) {
@@ -419,8 +415,12 @@ public final class SessionActor {
         deviceQueue.read();
     }
 
-    /** A CONNECT was refused: the session ends here if it never had a connection here. */
+    /** A CONNECT was refused: the session ends here if it never had a connection here, or expired meanwhile. */
     private void connectRefused() {
+        if (expiryDue && !connection.isOnline() && !hasConnectPending()) {
+            expire();
+            return;
+        }
         if (epoch == 0 && !connection.isOnline() && connects.isEmpty()) {
             endHere(); // nothing to keep
         }
@@ -477,11 +477,19 @@ public final class SessionActor {
     }
 
     private void onExpired() {
-        if (!connection.isOnline()) {
-            lifetime.publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
-            services.cluster().event(new SessionEvent.Expired(clientId, epoch));
-            endSession();
+        // A client that came back before the session expired has its CONNECT decide: accepted, the
+        // session goes on; refused, it ends then (see connectRefused).
+        expiryDue = !connection.isOnline() && hasConnectPending();
+        if (!connection.isOnline() && !expiryDue) {
+            expire();
         }
+    }
+
+    private void expire() {
+        expiryDue = false;
+        lifetime.publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
+        services.cluster().event(new SessionEvent.Expired(clientId, epoch));
+        endSession();
     }
 
     private void onTakenOver(NodeCommand.TakeOver command) {
@@ -494,13 +502,10 @@ public final class SessionActor {
             detachConnection();
         }
         lifetime.cancelTimers();
+        expiryDue = false; // the session's new node decides its end
         lifetime.discardWill();
-        // What came from the DEVICE queue stays there for the session's new node.
-        long moved = outbound.queuedCount() + outbound.countInFlight(f -> !DeviceQueueReader.isEntry(f.origin()));
-        for (long i = 0; i < moved; i++) {
-            services.drops().count(MessageDrops.Reason.SESSION_MOVED);
-        }
-        outbound.clear();
+        // What came from the DEVICE queue or a backlog stays there for the session's new node.
+        services.drops().count(MessageDrops.Reason.SESSION_MOVED, outbound.clear(origin -> true));
         inboundQos2.movedAway();
         subscriptions.movedAway(); // the session's new node owns them now
         if (connects.isEmpty()) {
@@ -534,9 +539,7 @@ public final class SessionActor {
         deviceQueue.deleteQueue();
         subscriptions.ended();
         inboundQos2.ended();
-        int discarded = outbound.clear();
-        for (int i = 0; i < discarded; i++) {
-            services.drops().count(MessageDrops.Reason.SESSION_ENDED);
-        }
+        // Entries of the DEVICE queue are counted as the queue is deleted; the rest only this session held.
+        services.drops().count(MessageDrops.Reason.SESSION_ENDED, outbound.clear(DeviceQueueReader::isEntry));
     }
 }

@@ -5,9 +5,9 @@ import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import io.fleetmq.core.actor.ActorTimers;
+import io.fleetmq.core.actor.Mailbox;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,23 +22,30 @@ final class SessionLifetime {
 
     private final String clientId;
     private final SessionServices services;
-    private final Consumer<Runnable> tell;
+    private final Mailbox mailbox;
+    private final ActorTimers timers;
     private final Runnable onWillDue;
     private final Runnable onExpired;
     private long expirySeconds;
     private Packet.Will will;
-    private ScheduledFuture<?> willTimer;
-    private ScheduledFuture<?> expiryTimer;
+    /*
+     * Actor timers, not raw scheduled tasks: a timer cancelled in one of the session's turns never
+     * runs afterwards, even if it fired and its task already waits in the mailbox (behind the
+     * reconnect that cancels it).
+     */
+    private ActorTimers.Timer willTimer;
+    private ActorTimers.Timer expiryTimer;
 
     /**
      * @param onWillDue told when the will delay has passed
      * @param onExpired told when the session expiry interval has passed
      */
-    SessionLifetime(String clientId, SessionServices services, Consumer<Runnable> tell, Runnable onWillDue,
+    SessionLifetime(String clientId, SessionServices services, Mailbox mailbox, Runnable onWillDue,
             Runnable onExpired) {
         this.clientId = clientId;
         this.services = services;
-        this.tell = tell;
+        this.mailbox = mailbox;
+        this.timers = new ActorTimers(services.timers());
         this.onWillDue = onWillDue;
         this.onExpired = onExpired;
     }
@@ -89,7 +96,7 @@ final class SessionLifetime {
             if (delay > 0 && expirySeconds > 0) {
                 // The will waits for its delay, or for the end of the session if that comes first [MQTT-3.1.3-9].
                 long wait = Math.min(delay, expirySeconds);
-                willTimer = services.timers().schedule(() -> tell.accept(this::willDue), wait, TimeUnit.SECONDS);
+                willTimer = timers.schedule(mailbox, Duration.ofSeconds(wait), this::willDue);
             } else {
                 publishWillNow();
             }
@@ -103,7 +110,7 @@ final class SessionLifetime {
     /** Starts the session's expiry after its connection ended (unless it ends now or never). */
     void startExpiry() {
         if (expirySeconds != 0 && expirySeconds != NEVER_EXPIRES) {
-            expiryTimer = services.timers().schedule(() -> tell.accept(this::expired), expirySeconds, TimeUnit.SECONDS);
+            expiryTimer = timers.schedule(mailbox, Duration.ofSeconds(expirySeconds), this::expired);
         }
     }
 
@@ -120,11 +127,11 @@ final class SessionLifetime {
     /** A reconnect cancels a will still waiting for its delay, and the session's expiry [MQTT-3.1.3-9]. */
     void cancelTimers() {
         if (expiryTimer != null) {
-            expiryTimer.cancel(false);
+            expiryTimer.cancel();
             expiryTimer = null;
         }
         if (willTimer != null) {
-            willTimer.cancel(false);
+            willTimer.cancel();
             willTimer = null;
         }
     }
@@ -156,7 +163,7 @@ final class SessionLifetime {
         Packet.Will w = will;
         will = null;
         if (willTimer != null) {
-            willTimer.cancel(false);
+            willTimer.cancel();
             willTimer = null;
         }
         if (w == null) {

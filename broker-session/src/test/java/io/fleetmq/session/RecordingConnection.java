@@ -19,6 +19,8 @@ final class RecordingConnection implements ClientConnection {
     boolean closed;
     /** PUBLISH packets the session said were settled. */
     int settled;
+    /** Packet identifiers the client acknowledged (as the test says, see {@link SessionHarness#send}). */
+    final java.util.Set<Integer> acknowledged = new java.util.HashSet<>();
     ProtocolVersion version = ProtocolVersion.V5;
 
     @Override

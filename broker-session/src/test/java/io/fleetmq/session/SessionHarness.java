@@ -41,11 +41,16 @@ final class SessionHarness {
     }
 
     SessionHarness(MqttLimits limits, boolean withDeviceQueues) {
+        this(limits, withDeviceQueues, null, null);
+    }
+
+    /** With APPLICATION backlogs for the client IDs that match {@code applicationPattern}. */
+    SessionHarness(MqttLimits limits, boolean withDeviceQueues, AppBacklogStore appBacklogs, String applicationPattern) {
         this.limits = limits;
         this.deviceQueues = withDeviceQueues ? new InMemoryDeviceQueues() : null;
         SessionServices services = new SessionServices(NODE, limits, publishLog, null, subscriptions, retained,
                 actors, timers, meters, new MessageDrops(meters), () -> now, sequence, deviceQueues,
-                new ClientTypes(null), (AppBacklogStore) null, null);
+                new ClientTypes(applicationPattern), appBacklogs, null);
         registry = new SessionRegistry(services);
         sequence.registry = registry;
     }
@@ -76,6 +81,9 @@ final class SessionHarness {
 
     /** Sends a packet from {@code c} and runs the actors. */
     void send(String clientId, RecordingConnection c, Packet packet) {
+        if (packet instanceof Packet.Ack a && (a.type() == Packet.AckType.PUBACK || a.type() == Packet.AckType.PUBCOMP)) {
+            c.acknowledged.add(a.packetId());
+        }
         registry.get(clientId).packet(c, packet);
         actors.runAll();
     }

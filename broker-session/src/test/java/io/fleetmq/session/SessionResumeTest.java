@@ -89,52 +89,63 @@ class SessionResumeTest {
     }
 
     @Test
-    void aStoredPacketIdentifierThatIsTakenMeansANewIdentifierWithoutDup() {
-        // The session comes to this node with an entry sent before with identifier 1; meanwhile a
-        // retained message sent on SUBSCRIBE took identifier 1 here.
+    void aDeviceQueueReadStillUnderWayWhenTheClientReconnectsDoesNotHoldUpTheNewConnection() {
         SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        h.deviceQueues.holdReads = true;
+        RecordingConnection first = h.connect(CLIENT, true, 3600, 10); // its read waits for Redis
+        h.deviceQueues.append(CLIENT, new io.fleetmq.core.cluster.Downlink(0, 0, h.message("t/q", 1),
+                List.of(SessionHarness.subscription(CLIENT, 1))));
+        h.lose(CLIENT, first);
+        RecordingConnection second = h.connect(CLIENT, false, 3600, 10);
+
+        h.deviceQueues.answerReads(); // the first connection's read answers
+        h.actors.runAll();
+        h.deviceQueues.answerReads(); // and the second's
+        h.actors.runAll();
+
+        assertEquals(List.of("t/q"), second.publishedTopics());
+    }
+
+    @Test
+    void aStoredPacketIdentifierThatIsTakenMeansANewIdentifierWithoutDup() {
+        // A retained message, in flight in memory, holds identifier 1; an entry of the DEVICE queue
+        // was sent with identifier 1 too (by another node the session was on).
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        RecordingConnection first = h.connect(CLIENT, true, 3600, 10);
+        h.retained.put("t/r", h.message("t/r", 1));
+        h.subscribe(CLIENT, first, "t/#", 1);
+        assertEquals(1, first.written(Packet.Publish.class).get(0).packetId());
         long seq = h.deviceQueues.append(CLIENT, new io.fleetmq.core.cluster.Downlink(0, 0, h.message("t/q", 1),
                 List.of(SessionHarness.subscription(CLIENT, 1))));
         h.deviceQueues.sentWith(CLIENT, seq, 1);
-        h.sequence.sessions.put(CLIENT, new io.fleetmq.core.cluster.SessionState(CLIENT, "node-0", 1, 1, false,
-                3600, 0, null, "r", "DEVICE", true));
-        h.retained.put("t/r", h.message("t/r", 1));
-        h.deviceQueues.holdReads = true;
-        RecordingConnection c = h.connect(CLIENT, false, 3600, 10);
-        assertTrue(c.written(Packet.ConnAck.class).get(0).sessionPresent());
-        h.subscribe(CLIENT, c, "t/#", 1);
-        Packet.Publish retained = c.written(Packet.Publish.class).get(0);
-        assertEquals("t/r", retained.topic());
-        assertEquals(1, retained.packetId());
+        h.lose(CLIENT, first);
 
-        h.deviceQueues.answerReads();
-        h.actors.runAll();
+        RecordingConnection second = h.connect(CLIENT, false, 3600, 10);
 
-        Packet.Publish queued = c.written(Packet.Publish.class).get(1);
-        assertEquals("t/q", queued.topic());
-        assertEquals(2, queued.packetId(), "identifier 1 is in use: a new one");
-        assertFalse(queued.dup(), "sent with this identifier for the first time");
+        List<Packet.Publish> sent = second.written(Packet.Publish.class);
+        assertEquals(List.of("t/r", "t/q"), sent.stream().map(Packet.Publish::topic).toList());
+        assertEquals(1, sent.get(0).packetId());
+        assertTrue(sent.get(0).dup());
+        assertEquals(2, sent.get(1).packetId(), "identifier 1 is in use: a new one");
+        assertFalse(sent.get(1).dup(), "sent with this identifier for the first time");
         assertEquals(2, h.deviceQueues.entries(CLIENT).get(0).packetId(), "the new identifier is remembered");
     }
 
     @Test
     void aQos2EntryAwaitingPubcompWhoseIdentifierIsTakenWaitsInTheQueue() {
         SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        RecordingConnection first = h.connect(CLIENT, true, 3600, 10);
+        h.retained.put("t/r", h.message("t/r", 1));
+        h.subscribe(CLIENT, first, "t/#", 1);
         long seq = h.deviceQueues.append(CLIENT, new io.fleetmq.core.cluster.Downlink(0, 0, h.message("t/q", 2),
                 List.of(SessionHarness.subscription(CLIENT, 2))));
         h.deviceQueues.sentWith(CLIENT, seq, -1); // PUBREC came, PUBREL went out with identifier 1
-        h.sequence.sessions.put(CLIENT, new io.fleetmq.core.cluster.SessionState(CLIENT, "node-0", 1, 1, false,
-                3600, 0, null, "r", "DEVICE", true));
-        h.retained.put("t/r", h.message("t/r", 1));
-        h.deviceQueues.holdReads = true;
-        RecordingConnection c = h.connect(CLIENT, false, 3600, 10);
-        h.subscribe(CLIENT, c, "t/#", 1);
+        h.lose(CLIENT, first);
 
-        h.deviceQueues.answerReads();
-        h.actors.runAll();
+        RecordingConnection second = h.connect(CLIENT, false, 3600, 10);
 
-        assertEquals(List.of("t/r"), c.publishedTopics());
-        assertTrue(c.written(Packet.Ack.class).stream().noneMatch(a -> a.type() == AckType.PUBREL),
+        assertEquals(List.of("t/r"), second.publishedTopics());
+        assertTrue(second.written(Packet.Ack.class).stream().noneMatch(a -> a.type() == AckType.PUBREL),
                 "no PUBREL for an identifier another flow uses");
         assertEquals(1, h.deviceQueues.entries(CLIENT).size(), "the entry stays for the next connection");
     }

@@ -1,0 +1,69 @@
+package io.fleetmq.session;
+
+import static io.fleetmq.session.SessionHarness.ack;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.core.cluster.Downlink;
+import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.Packet.AckType;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's Receive Maximum bounds the QoS 1/2 PUBLISH packets it has unacknowledged, whatever
+ * they come from: the session's memory or its DEVICE queue [MQTT-3.3.4-7].
+ */
+class DeliveryWindowTest {
+
+    private static final String CLIENT = "d";
+    private static final int RECEIVE_MAXIMUM = 2;
+
+    @Test
+    void aDeviceQueueReadAndRetainedMessagesTogetherStayWithinReceiveMaximum() {
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        h.deviceQueues.holdReads = true;
+        RecordingConnection c = h.connect(CLIENT, true, 3600, RECEIVE_MAXIMUM);
+        for (int i = 0; i < RECEIVE_MAXIMUM; i++) {
+            h.deviceQueues.append(CLIENT, new Downlink(0, i, h.message("t/q" + i, 1),
+                    List.of(SessionHarness.subscription(CLIENT, 1))));
+        }
+        // Redis reads the queue, sized for the whole window; meanwhile retained messages are due.
+        for (int i = 0; i < RECEIVE_MAXIMUM; i++) {
+            h.retained.put("t/r" + i, h.message("t/r" + i, 1));
+        }
+        h.subscribe(CLIENT, c, "t/#", 1);
+
+        h.deviceQueues.answerReads();
+        h.actors.runAll();
+
+        assertTrue(unacknowledged(c) <= RECEIVE_MAXIMUM, "unacknowledged: " + unacknowledged(c) + " of "
+                + c.publishedTopics());
+        // Nothing is lost: acknowledging everything sent brings the rest.
+        Set<String> received = new HashSet<>();
+        for (int round = 0; round < 10 && received.size() < 2 * RECEIVE_MAXIMUM; round++) {
+            for (Packet.Publish p : c.written(Packet.Publish.class)) {
+                if (received.add(p.topic())) {
+                    h.send(CLIENT, c, ack(AckType.PUBACK, p.packetId()));
+                    h.deviceQueues.answerReads();
+                    h.actors.runAll();
+                    assertTrue(unacknowledged(c) <= RECEIVE_MAXIMUM);
+                }
+            }
+        }
+        assertEquals(Set.of("t/q0", "t/q1", "t/r0", "t/r1"), received);
+        assertEquals(0, h.droppedTotal());
+    }
+
+    /** PUBLISH packets written minus the acknowledgements the test sent for them. */
+    private static int unacknowledged(RecordingConnection c) {
+        Set<Integer> open = new HashSet<>();
+        for (Packet.Publish p : c.written(Packet.Publish.class)) {
+            open.add(p.packetId());
+        }
+        open.removeAll(c.acknowledged);
+        return open.size();
+    }
+}
