@@ -7,7 +7,9 @@ import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.core.retained.LogPosition;
 import io.fleetmq.core.retained.RetainedIndex;
+import io.fleetmq.core.retained.RetainedWeight;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.DeadLetters;
@@ -130,9 +132,15 @@ final class Messaging implements AutoCloseable {
 
         MessageDrops drops = new MessageDrops(meters);
         SubscriptionTrie subscriptions = new SubscriptionTrie();
-        RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
+        RetainedIndex<BrokerMessage> retained = new RetainedIndex<>(RetainedWeight::of,
+                RetainedIndex.DEFAULT_PENDING_LIFETIME, System::nanoTime);
+        retained.bound(config.maxRetainedMessages(), config.maxRetainedBytes());
         this.publishLog = new PublishLog(kafka, meters, io.fleetmq.kafka.publish.ConfirmedProducer.DEFAULT_MAX_BLOCK,
                 config.publishBufferBytes());
+        // A retained PUBLISH is in this node's index before its PUBACK leaves (the retained log
+        // follows later), so a SUBSCRIBE here after the PUBACK sees it.
+        publishLog.onRetainedStored((message, at) ->
+                retained.acknowledged(message.topic(), message.payload().length == 0 ? null : message, at));
         this.retainedStore = new RetainedStore(kafka, meters).supervisedBy(loops);
 
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
@@ -197,13 +205,7 @@ final class Messaging implements AutoCloseable {
                 record -> link.applySubscriptions(record, subscriptions), loops);
         subscriptionsFollower.start(requestTimeout.multipliedBy(3));
         closeables.push(subscriptionsFollower);
-        retainedStore.loadAndFollow((topic, message) -> {
-            if (message == null) {
-                retained.remove(topic);
-            } else {
-                retained.put(topic, message);
-            }
-        });
+        retainedStore.loadAndFollow(retained::applied);
 
         // Metadata now, so no routing write waits for it (or fails on it) while Kafka is busy.
         clusterProducer.partitions(topics.devicePersisted());
@@ -292,10 +294,11 @@ final class Messaging implements AutoCloseable {
             // [MQTT-3.3.1-5..7] a retained PUBLISH replaces the topic's retained message; an empty
             // payload removes it. Waiting keeps the order with later publishes to the same topic.
             try {
+                LogPosition from = new LogPosition(record.partition(), record.offset());
                 if (message.payload().length == 0) {
-                    retainedStore.delete(message.topic()).join();
+                    retainedStore.delete(message.topic(), from).join();
                 } else {
-                    retainedStore.put(message).join();
+                    retainedStore.put(message, from).join();
                 }
             } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
                 Throwable cause = e.getCause() == null ? e : e.getCause();

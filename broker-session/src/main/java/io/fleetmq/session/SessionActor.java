@@ -813,6 +813,16 @@ public final class SessionActor {
         BrokerMessage message = new BrokerMessage(topic, p.payload(), p.qos(), p.retain(), clientId,
                 services.clock().getAsLong(), p.messageExpirySeconds(), p.payloadFormat(), p.contentType(),
                 p.responseTopic(), p.correlationData(), p.userProperties());
+        // -- retained limits (RetainedAdmission): 0x97 where the publisher can be told, else not retained
+        RetainedAdmission.Decision admitted = RetainedAdmission.admit(services, message,
+                connection.version().isV5() && p.qos() > 0);
+        if (admitted.refused()) {
+            write(connection, new Ack(p.qos() == 1 ? AckType.PUBACK : AckType.PUBREC, p.packetId(),
+                    ReasonCode.QUOTA_EXCEEDED, reasonString(admitted.refusal())));
+            return false;
+        }
+        message = admitted.message();
+        // -- end retained limits
         if (p.qos() == 2) {
             inboundQos2.storing(p.packetId());
         }

@@ -110,6 +110,11 @@ public final class TestBroker implements AutoCloseable {
         return sample(scrapeMetrics(), "fleetmq_messages_dropped_total", "reason=\"" + reason + "\"");
     }
 
+    /** {@code fleetmq_limit_exceeded_total} for {@code limit}, read from {@code /metrics}; 0 when not yet counted. */
+    public double limitExceeded(String limit) {
+        return sample(scrapeMetrics(), "fleetmq_limit_exceeded_total", "limit=\"" + limit + "\"");
+    }
+
     /** The {@code fleetmq_sessions} gauge from {@code /metrics}. */
     public double sessions() {
         return sample(scrapeMetrics(), "fleetmq_sessions", null);
