@@ -44,6 +44,7 @@ import io.fleetmq.session.cluster.DeviceQueueWriter;
 import io.fleetmq.session.cluster.ConnectSequencer;
 import io.fleetmq.session.cluster.DeliveryGate;
 import io.fleetmq.session.cluster.SessionDirectory;
+import io.fleetmq.session.cluster.SharedBacklogSweeper;
 import io.fleetmq.transport.mqtt.MqttConnectionHandler;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -150,7 +151,8 @@ final class Messaging implements AutoCloseable {
         this.deadLetters = new DeadLetters(clusterProducer, topics, meters, requestTimeout);
         this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis, loops);
         this.directory = new SessionDirectory();
-        ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
+        ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory)
+                .maxApplicationSessions(config.maxApplicationSessions());
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
                 config.applicationRetentionBytes(), config.applicationSharedPartitions());
         // Removes, packet identifiers and deletes that Redis refuses are retried on the node's timer
@@ -224,6 +226,11 @@ final class Messaging implements AutoCloseable {
                         .withSupervisor(loops)
                         .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));
         sequence.start();
+
+        SharedBacklogSweeper sweeper = new SharedBacklogSweeper(appTopics, directory, subscriptions,
+                config.applicationSharedGrace(), System::currentTimeMillis);
+        long sweepEvery = SharedBacklogSweeper.interval(config.applicationSharedGrace()).toMillis();
+        timers.scheduleWithFixedDelay(sweeper::sweep, sweepEvery, sweepEvery, java.util.concurrent.TimeUnit.MILLISECONDS);
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
                 topics, drops, requestTimeout);

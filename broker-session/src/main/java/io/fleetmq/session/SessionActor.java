@@ -513,6 +513,14 @@ public final class SessionActor {
         String type = services.clientTypes().of(clientId);
         SessionEvent.Connect event = new SessionEvent.Connect(requestId, clientId, services.nodeId(),
                 services.cluster().incarnation(), connect.cleanStart(), expiry, will, type);
+        // -- bound on persistent APPLICATION sessions: CONNACK 0x97 (3.1.1: return code 3), counted
+        if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null
+                && !services.cluster().admitsApplicationSession(clientId)) {
+            LimitsExceeded.count(services.meters(), LimitsExceeded.APPLICATION_SESSIONS);
+            connectRefused(requestId, ReasonCode.QUOTA_EXCEEDED, "the cluster holds its maximum of APPLICATION sessions");
+            return;
+        }
+        // -- end bound
         if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null) {
             // The backlog topic exists before the session does, so nothing routed to it can miss it.
             // Created here, asynchronously, rather than on the connect sequence's thread, which a slow
@@ -541,6 +549,19 @@ public final class SessionActor {
     }
 
     /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */
+    /** Refuses a pending CONNECT with {@code code}; a session that never started here ends. */
+    private void connectRefused(String requestId, ReasonCode code, String reason) {
+        PendingConnect p = pendingConnects.remove(requestId);
+        if (p == null) {
+            return;
+        }
+        p.timeout().cancel(false);
+        p.conn().sendAndClose(Packet.ConnAck.refuse(code, reason));
+        if (epoch == 0 && connection == null && pendingConnects.isEmpty()) {
+            endHere();
+        }
+    }
+
     private void connectUnanswered(String requestId) {
         PendingConnect p = pendingConnects.remove(requestId);
         if (p == null) {

@@ -42,6 +42,8 @@ public record BrokerConfig(
         Duration applicationRetention,
         long applicationRetentionBytes,
         int applicationSharedPartitions,
+        int maxApplicationSessions,
+        Duration applicationSharedGrace,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded) {
@@ -128,6 +130,8 @@ public record BrokerConfig(
                 positive(s, "sessions.application-retention"),
                 s.longValue("sessions.application-retention-bytes", 1_048_576, Long.MAX_VALUE),
                 s.integer("sessions.application-shared-partitions", 1, 1_000),
+                s.integer("sessions.max-application-sessions", 0, 1_000_000),
+                positive(s, "sessions.application-shared-grace"),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),

@@ -17,6 +17,8 @@ public final class SessionDirectory {
 
     private final Map<String, SessionState> states = new ConcurrentHashMap<>();
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+    /** Persistent APPLICATION sessions in {@link #states}; written by the one thread that applies records. */
+    private volatile int applicationSessions;
 
     /** A write of the connect sequence on its way to Kafka; {@code state} null = deleted. */
     static final class Pending {
@@ -54,12 +56,22 @@ public final class SessionDirectory {
         return states.size();
     }
 
+    /** Persistent APPLICATION sessions in the cluster (each has a Kafka topic of its own). */
+    public int applicationSessions() {
+        return applicationSessions;
+    }
+
+    /** Whether the session keeps its messages in a Kafka backlog of its own. */
+    public static boolean persistentApplication(SessionState s) {
+        return s != null && s.sessionExpirySeconds() > 0 && ClientTypes.APPLICATION.equals(s.clientType());
+    }
+
     /** A record of the {@code sessions} topic, in topic order. */
     public void applied(String clientId, SessionState state, long offset) {
-        if (state == null) {
-            states.remove(clientId);
-        } else {
-            states.put(clientId, state);
+        SessionState before = state == null ? states.remove(clientId) : states.put(clientId, state);
+        int change = (persistentApplication(state) ? 1 : 0) - (persistentApplication(before) ? 1 : 0);
+        if (change != 0) {
+            applicationSessions += change;
         }
         if (!pending.isEmpty()) {
             pending.entrySet().removeIf(e -> e.getValue().offset <= offset);
