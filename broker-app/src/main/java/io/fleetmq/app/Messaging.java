@@ -5,9 +5,7 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.message.BrokerMessage;
-import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.message.MessageFormatException;
-import io.fleetmq.core.retained.LogPosition;
 import io.fleetmq.core.retained.RetainedIndex;
 import io.fleetmq.core.retained.RetainedWeight;
 import io.fleetmq.core.subscription.SubscriptionTrie;
@@ -91,8 +89,7 @@ final class Messaging implements AutoCloseable {
     private final ClusterRouter router;
     private final DeadLetters deadLetters;
     private final BrokerTopics topics;
-    /** A retained update failed for a reason that may pass: the batch is routed again. */
-    private boolean retainedFailed;
+    private final RetainedRouting retainedRouting;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -149,6 +146,7 @@ final class Messaging implements AutoCloseable {
         this.clusterProducer = new ClusterProducer(kafka);
         // One per consumer: each waits for its own dead letters before it commits.
         this.deadLetters = new DeadLetters(clusterProducer, topics, meters, requestTimeout);
+        this.retainedRouting = new RetainedRouting(retainedStore, deadLetters, topics);
         this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis, loops);
         this.directory = new SessionDirectory();
         ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory)
@@ -296,34 +294,8 @@ final class Messaging implements AutoCloseable {
     }
 
     private void route(PublishedRecord record) {
-        BrokerMessage message = record.message();
-        if (message.retain()) {
-            // [MQTT-3.3.1-5..7] a retained PUBLISH replaces the topic's retained message; an empty
-            // payload removes it. Waiting keeps the order with later publishes to the same topic.
-            try {
-                LogPosition from = new LogPosition(record.partition(), record.offset());
-                if (message.payload().length == 0) {
-                    retainedStore.delete(message.topic(), from).join();
-                } else {
-                    retainedStore.put(message, from).join();
-                }
-            } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
-                Throwable cause = e.getCause() == null ? e : e.getCause();
-                if (DeadLetters.permanent(cause)) {
-                    // Kafka will never take it: kept in the dead-letter topic; subscribers still get it.
-                    deadLetters.send("retained message not storable: " + cause.getMessage(), topics.publish(),
-                            record.partition(), record.offset(), topics.retained(), message.topic(),
-                            MessageCodec.encode(message));
-                } else {
-                    if (!retainedFailed) {
-                        log.warn("Retained message of {} not stored; the batch is routed again: {}", message.topic(),
-                                cause.toString());
-                    }
-                    retainedFailed = true;
-                }
-            }
-        }
-        router.route(message, record.partition(), record.offset());
+        retainedRouting.route(record);
+        router.route(record.message(), record.partition(), record.offset());
     }
 
     /**
@@ -331,8 +303,7 @@ final class Messaging implements AutoCloseable {
      * take it, in the dead-letter topic); false routes the batch again.
      */
     private boolean routed() {
-        boolean retainedStored = !retainedFailed;
-        retainedFailed = false;
+        boolean retainedStored = retainedRouting.flushed();
         return router.flushed() && retainedStored;
     }
 

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Retained messages: stored, replaced and deleted through Kafka, sent on subscribe, never to a
- * shared subscription, and expiring with their Message Expiry Interval. The retained index follows
- * Kafka, so a subscription made right after a publish may not see the newest state yet: the helpers
- * subscribe afresh until it does.
+ * shared subscription, and expiring with their Message Expiry Interval. A subscription on the node
+ * that acknowledged a retained PUBLISH sees it from the PUBACK on; a subscription may also get the
+ * live copy (RETAIN clear) of a PUBLISH routed after it was made, which the helpers skip.
  */
 class RetainedTest {
 
