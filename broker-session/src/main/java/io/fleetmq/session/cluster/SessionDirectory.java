@@ -17,8 +17,8 @@ public final class SessionDirectory {
 
     private final Map<String, SessionState> states = new ConcurrentHashMap<>();
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
-    /** Persistent APPLICATION sessions in {@link #states}; written by the one thread that applies records. */
-    private volatile int applicationSessions;
+    /** Client IDs of the persistent APPLICATION sessions in {@link #states}. */
+    private final java.util.Set<String> applicationClients = ConcurrentHashMap.newKeySet();
 
     /** A write of the connect sequence on its way to Kafka; {@code state} null = deleted. */
     static final class Pending {
@@ -58,7 +58,12 @@ public final class SessionDirectory {
 
     /** Persistent APPLICATION sessions in the cluster (each has a Kafka topic of its own). */
     public int applicationSessions() {
-        return applicationSessions;
+        return applicationClients.size();
+    }
+
+    /** The client IDs of the persistent APPLICATION sessions in the cluster, a snapshot. */
+    public java.util.Set<String> applicationClients() {
+        return java.util.Set.copyOf(applicationClients);
     }
 
     /** Whether the session keeps its messages in a Kafka backlog of its own. */
@@ -69,9 +74,10 @@ public final class SessionDirectory {
     /** A record of the {@code sessions} topic, in topic order. */
     public void applied(String clientId, SessionState state, long offset) {
         SessionState before = state == null ? states.remove(clientId) : states.put(clientId, state);
-        int change = (persistentApplication(state) ? 1 : 0) - (persistentApplication(before) ? 1 : 0);
-        if (change != 0) {
-            applicationSessions += change;
+        if (persistentApplication(state)) {
+            applicationClients.add(clientId);
+        } else if (persistentApplication(before)) {
+            applicationClients.remove(clientId);
         }
         if (!pending.isEmpty()) {
             pending.entrySet().removeIf(e -> e.getValue().offset <= offset);

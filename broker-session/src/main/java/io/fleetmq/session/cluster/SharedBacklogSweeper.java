@@ -1,6 +1,5 @@
 package io.fleetmq.session.cluster;
 
-import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.app.AppTopics;
@@ -98,14 +97,13 @@ public final class SharedBacklogSweeper {
     /** The backlog topics of shared subscriptions with a persistent APPLICATION member. */
     private Set<String> used() {
         Set<String> used = new HashSet<>();
-        directory.all().filter(SessionDirectory::persistentApplication).map(SessionState::clientId)
-                .forEach(clientId -> {
-                    for (Subscription s : subscriptions.subscriptionsOf(clientId)) {
-                        if (s.shareGroup() != null) {
-                            used.add(topics.sharedTopic(s.shareGroup(), s.topicFilter()));
-                        }
-                    }
-                });
+        for (String clientId : directory.applicationClients()) {
+            for (Subscription s : subscriptions.subscriptionsOf(clientId)) {
+                if (s.shareGroup() != null) {
+                    used.add(topics.sharedTopic(s.shareGroup(), s.topicFilter()));
+                }
+            }
+        }
         return used;
     }
 }
