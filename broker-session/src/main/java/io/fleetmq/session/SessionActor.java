@@ -548,7 +548,6 @@ public final class SessionActor {
         });
     }
 
-    /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */
     /** Refuses a pending CONNECT with {@code code}; a session that never started here ends. */
     private void connectRefused(String requestId, ReasonCode code, String reason) {
         PendingConnect p = pendingConnects.remove(requestId);
@@ -562,6 +561,7 @@ public final class SessionActor {
         }
     }
 
+    /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */
     private void connectUnanswered(String requestId) {
         PendingConnect p = pendingConnects.remove(requestId);
         if (p == null) {
