@@ -5,9 +5,9 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.message.BrokerMessage;
-import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.retained.RetainedIndex;
+import io.fleetmq.core.retained.RetainedWeight;
 import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.DeadLetters;
@@ -42,6 +42,7 @@ import io.fleetmq.session.cluster.DeviceQueueWriter;
 import io.fleetmq.session.cluster.ConnectSequencer;
 import io.fleetmq.session.cluster.DeliveryGate;
 import io.fleetmq.session.cluster.SessionDirectory;
+import io.fleetmq.session.cluster.SharedBacklogSweeper;
 import io.fleetmq.transport.mqtt.MqttConnectionHandler;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -88,8 +89,7 @@ final class Messaging implements AutoCloseable {
     private final ClusterRouter router;
     private final DeadLetters deadLetters;
     private final BrokerTopics topics;
-    /** A retained update failed for a reason that may pass: the batch is routed again. */
-    private boolean retainedFailed;
+    private final RetainedRouting retainedRouting;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -130,9 +130,15 @@ final class Messaging implements AutoCloseable {
 
         MessageDrops drops = new MessageDrops(meters);
         SubscriptionTrie subscriptions = new SubscriptionTrie();
-        RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
+        RetainedIndex<BrokerMessage> retained = new RetainedIndex<>(RetainedWeight::of,
+                RetainedIndex.DEFAULT_PENDING_LIFETIME, System::nanoTime);
+        retained.bound(config.maxRetainedMessages(), config.maxRetainedBytes());
         this.publishLog = new PublishLog(kafka, meters, io.fleetmq.kafka.publish.ConfirmedProducer.DEFAULT_MAX_BLOCK,
                 config.publishBufferBytes());
+        // A retained PUBLISH is in this node's index before its PUBACK leaves (the retained log
+        // follows later), so a SUBSCRIBE here after the PUBACK sees it.
+        publishLog.onRetainedStored((message, at) ->
+                retained.acknowledged(message.topic(), message.payload().length == 0 ? null : message, at));
         this.retainedStore = new RetainedStore(kafka, meters).supervisedBy(loops);
 
         int downlinkPartitions = new TopicLayout(admin, kafka.settings(), topics)
@@ -140,9 +146,11 @@ final class Messaging implements AutoCloseable {
         this.clusterProducer = new ClusterProducer(kafka);
         // One per consumer: each waits for its own dead letters before it commits.
         this.deadLetters = new DeadLetters(clusterProducer, topics, meters, requestTimeout);
+        this.retainedRouting = new RetainedRouting(retainedStore, deadLetters, topics);
         this.membership = new Membership(kafka, admin, cluster, System::currentTimeMillis, loops);
         this.directory = new SessionDirectory();
-        ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory);
+        ClusterLink link = new ClusterLink(cluster, topics, clusterProducer, membership, directory)
+                .maxApplicationSessions(config.maxApplicationSessions());
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
                 config.applicationRetentionBytes(), config.applicationSharedPartitions());
         // Removes, packet identifiers and deletes that Redis refuses are retried on the node's timer
@@ -197,13 +205,7 @@ final class Messaging implements AutoCloseable {
                 record -> link.applySubscriptions(record, subscriptions), loops);
         subscriptionsFollower.start(requestTimeout.multipliedBy(3));
         closeables.push(subscriptionsFollower);
-        retainedStore.loadAndFollow((topic, message) -> {
-            if (message == null) {
-                retained.remove(topic);
-            } else {
-                retained.put(topic, message);
-            }
-        });
+        retainedStore.loadAndFollow(retained::applied);
 
         // Metadata now, so no routing write waits for it (or fails on it) while Kafka is busy.
         clusterProducer.partitions(topics.devicePersisted());
@@ -222,6 +224,11 @@ final class Messaging implements AutoCloseable {
                         .withSupervisor(loops)
                         .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));
         sequence.start();
+
+        SharedBacklogSweeper sweeper = new SharedBacklogSweeper(appTopics, directory, subscriptions,
+                config.applicationSharedGrace(), System::currentTimeMillis);
+        long sweepEvery = SharedBacklogSweeper.interval(config.applicationSharedGrace()).toMillis();
+        timers.scheduleWithFixedDelay(sweeper::sweep, sweepEvery, sweepEvery, java.util.concurrent.TimeUnit.MILLISECONDS);
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
                 topics, drops, requestTimeout);
@@ -287,33 +294,8 @@ final class Messaging implements AutoCloseable {
     }
 
     private void route(PublishedRecord record) {
-        BrokerMessage message = record.message();
-        if (message.retain()) {
-            // [MQTT-3.3.1-5..7] a retained PUBLISH replaces the topic's retained message; an empty
-            // payload removes it. Waiting keeps the order with later publishes to the same topic.
-            try {
-                if (message.payload().length == 0) {
-                    retainedStore.delete(message.topic()).join();
-                } else {
-                    retainedStore.put(message).join();
-                }
-            } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
-                Throwable cause = e.getCause() == null ? e : e.getCause();
-                if (DeadLetters.permanent(cause)) {
-                    // Kafka will never take it: kept in the dead-letter topic; subscribers still get it.
-                    deadLetters.send("retained message not storable: " + cause.getMessage(), topics.publish(),
-                            record.partition(), record.offset(), topics.retained(), message.topic(),
-                            MessageCodec.encode(message));
-                } else {
-                    if (!retainedFailed) {
-                        log.warn("Retained message of {} not stored; the batch is routed again: {}", message.topic(),
-                                cause.toString());
-                    }
-                    retainedFailed = true;
-                }
-            }
-        }
-        router.route(message, record.partition(), record.offset());
+        retainedRouting.route(record);
+        router.route(record.message(), record.partition(), record.offset());
     }
 
     /**
@@ -321,8 +303,7 @@ final class Messaging implements AutoCloseable {
      * take it, in the dead-letter topic); false routes the batch again.
      */
     private boolean routed() {
-        boolean retainedStored = !retainedFailed;
-        retainedFailed = false;
+        boolean retainedStored = retainedRouting.flushed();
         return router.flushed() && retainedStored;
     }
 

@@ -76,6 +76,11 @@ public final class BrokerTopics {
      * (MQTT 5.0 section 4.8.2). No client's backlog can have this name: a '.' in a client ID is
      * escaped.
      */
+    /** What every name {@link #appShared} gives starts with. */
+    public String appSharedPrefix() {
+        return prefix + "app.shared.";
+    }
+
     public String appShared(String group, String topicFilter) {
         return bounded(prefix + "app.shared." + escape(group) + "." + escape(topicFilter), group + "/" + topicFilter);
     }

@@ -37,4 +37,13 @@ public interface ClusterPort {
     default boolean serving() {
         return true;
     }
+
+    /**
+     * Whether the cluster takes one more persistent APPLICATION session for {@code clientId}: true if
+     * the client already has one (it resumes or replaces it), else if the cluster holds fewer than
+     * its bound (sessions.max-application-sessions).
+     */
+    default boolean admitsApplicationSession(String clientId) {
+        return true;
+    }
 }

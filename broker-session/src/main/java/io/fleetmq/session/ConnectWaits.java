@@ -127,6 +127,17 @@ final class ConnectWaits {
         String type = services.clientTypes().of(clientId);
         SessionEvent.Connect event = new SessionEvent.Connect(requestId, clientId, services.nodeId(),
                 services.cluster().incarnation(), connect.cleanStart(), expiry, will, type);
+        if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null
+                && !services.cluster().admitsApplicationSession(clientId)) {
+            // Each persistent APPLICATION session costs a Kafka topic: the cluster takes a bounded number.
+            LimitsExceeded.count(services.meters(), LimitsExceeded.APPLICATION_SESSIONS);
+            pending.remove(requestId);
+            p.timeout().cancel(false);
+            p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.QUOTA_EXCEEDED,
+                    "the cluster holds its maximum of APPLICATION sessions"));
+            refused.run();
+            return;
+        }
         if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null) {
             // The backlog topic exists before the session does, so nothing routed to it can miss it.
             // Created here, asynchronously, rather than on the connect sequence's thread, which a slow

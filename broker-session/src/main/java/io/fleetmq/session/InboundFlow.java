@@ -123,6 +123,14 @@ final class InboundFlow {
         BrokerMessage message = new BrokerMessage(topic, p.payload(), p.qos(), p.retain(), clientId,
                 services.clock().getAsLong(), p.messageExpirySeconds(), p.payloadFormat(), p.contentType(),
                 p.responseTopic(), p.correlationData(), p.userProperties());
+        // The cluster's bounds on retained messages: 0x97 where the publisher can be told, else not retained.
+        RetainedAdmission.Decision admitted = RetainedAdmission.admit(services, message,
+                connection.version().isV5() && p.qos() > 0);
+        if (admitted.refused()) {
+            refuse(p, ReasonCode.QUOTA_EXCEEDED, admitted.refusal());
+            return false;
+        }
+        message = admitted.message();
         if (p.qos() == 2) {
             qos2.storing(p.packetId());
         }

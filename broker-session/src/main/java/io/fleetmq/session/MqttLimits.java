@@ -19,6 +19,6 @@ public record MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAli
                          int maxOutboundAliases) {
 
     public static MqttLimits defaults() {
-        return new MqttLimits(1024, 1_048_576, 64, 0, 0xFFFF_FFFFL, 10_000, 1_000, 64);
+        return new MqttLimits(1024, 1_048_576, 64, 0, 604_800, 10_000, 1_000, 64);
     }
 }

@@ -112,4 +112,23 @@ class BrokerConfigTest {
         assertEquals(2_097_152, config().kafka().recordLimits().maxPacketSize());
         assertTrue(config().kafka().recordLimits().maxRecordBytes() > 2_097_152);
     }
+
+    @Test
+    void resourceLimitsHaveFiniteDefaultsAndNamedErrors() {
+        BrokerConfig c = config();
+        assertEquals(604_800L, c.mqttLimits().maxSessionExpirySeconds(), "7 days");
+        assertEquals(100_000, c.maxRetainedMessages());
+        assertEquals(256L * 1024 * 1024, c.maxRetainedBytes());
+        assertEquals(1_000, c.maxApplicationSessions());
+        assertEquals(java.time.Duration.ofHours(1), c.applicationSharedGrace());
+        env.put("MQTT_MAX_RETAINED_MESSAGES", "-1");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().startsWith("setting mqtt.max-retained-messages (MQTT_MAX_RETAINED_MESSAGES)"),
+                e.getMessage());
+        env.remove("MQTT_MAX_RETAINED_MESSAGES");
+        env.put("APPLICATION_SHARED_GRACE", "soon");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("sessions.application-shared-grace (APPLICATION_SHARED_GRACE)"),
+                e.getMessage());
+    }
 }

@@ -117,11 +117,11 @@ class SessionExpiryTest {
     }
 
     @Test
-    @DisplayName("3.1.2.11.2 Session Expiry 0xFFFFFFFF: the session does not expire, and CONNACK does not change it")
-    void aSessionThatNeverExpires() throws Exception {
+    @DisplayName("3.2.2.3.2 Session Expiry 0xFFFFFFFF is lowered to mqtt.max-session-expiry (7 days by default), told in CONNACK")
+    void aSessionThatNeverExpiresIsBoundedBySevenDays() throws Exception {
         Mqtt5BlockingClient c = broker.v5("forever");
         Mqtt5ConnAck ack = c.connectWith().noSessionExpiry().send();
-        assertTrue(ack.getSessionExpiryInterval().isEmpty(), "accepted as asked");
+        assertEquals(604_800L, ack.getSessionExpiryInterval().orElseThrow(), "the default bound, 7 days");
         c.subscribeWith().topicFilter("forever/t").send();
         c.disconnect();
         assertTrue(c.connectWith().cleanStart(false).noSessionExpiry().send().isSessionPresent());

@@ -7,8 +7,11 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
 /**
  * The retained message of every topic that has one, found by topic name or by the topic filter of
@@ -24,6 +27,12 @@ import java.util.function.Consumer;
  * <p>The index does not interpret values: a PUBLISH with an empty retained payload deletes the
  * topic's retained message [MQTT-3.3.1-6], and the caller turns it into {@link #remove}.
  *
+ * <p>Two writers: the cluster's retained log, applied in its order ({@link #applied}, {@link #put},
+ * {@link #remove}), and the node's own publish path, which records a change it has just had stored
+ * in the publish log ({@link #acknowledged}) before it acknowledges the PUBLISH. Readers see such a
+ * pending change over the log's state until the log delivers it (see {@link PendingRetained}), so a
+ * subscription made after a PUBACK on this node sees that message or a newer one.
+ *
  * @param <T> the retained message, typically carrying its own topic name
  */
 public final class RetainedIndex<T> {
@@ -31,10 +40,72 @@ public final class RetainedIndex<T> {
     private static final String SINGLE_LEVEL = String.valueOf(TopicNames.SINGLE_LEVEL);
     private static final String MULTI_LEVEL = String.valueOf(TopicNames.MULTI_LEVEL);
 
+    /** How long a pending change is shown without its record arriving from the retained log. */
+    public static final Duration DEFAULT_PENDING_LIFETIME = Duration.ofSeconds(60);
+
     private final Node<T> root = new Node<>();
     private final Object writeLock = new Object();
+    private final ToLongFunction<? super T> weigher;
+    private final PendingRetained<T> pending;
     /** Written under {@link #writeLock} only. */
     private volatile int size;
+    /** Sum of the weights of the stored values; written under {@link #writeLock} only. */
+    private volatile long bytes;
+    private volatile int maxMessages = Integer.MAX_VALUE;
+    private volatile long maxBytes = Long.MAX_VALUE;
+
+    /** Whether a new retained message fits the bounds, and if not, which one it exceeds. */
+    public enum Room {
+        FITS, MESSAGES_EXCEEDED, BYTES_EXCEEDED
+    }
+
+    /** Values weigh nothing; pending changes live {@link #DEFAULT_PENDING_LIFETIME}. */
+    public RetainedIndex() {
+        this(value -> 0, DEFAULT_PENDING_LIFETIME, System::nanoTime);
+    }
+
+    /**
+     * @param weigher         the bytes a value counts for in {@link #bytes()}
+     * @param pendingLifetime how long an {@link #acknowledged} change is shown if the retained log
+     *                        never delivers it
+     * @param nanoClock       {@link System#nanoTime()} outside tests
+     */
+    public RetainedIndex(ToLongFunction<? super T> weigher, Duration pendingLifetime, LongSupplier nanoClock) {
+        this.weigher = Objects.requireNonNull(weigher, "weigher");
+        this.pending = new PendingRetained<>(pendingLifetime.toNanos(), nanoClock);
+    }
+
+    /**
+     * A change read from the retained log: stores {@code value} (or, if null, removes the topic's
+     * retained message) and ends the pending change it came from, identified by the position of its
+     * PUBLISH in the publish log ({@code null} when unknown).
+     */
+    public void applied(String topic, T value, LogPosition position) {
+        synchronized (writeLock) {
+            // The log's state first, then the pending change goes: a reader that no longer sees the
+            // pending change already sees the stored one.
+            if (value == null) {
+                remove(topic);
+            } else {
+                put(topic, value);
+            }
+            pending.confirmed(topic, position);
+        }
+    }
+
+    /**
+     * A retained PUBLISH this node has had stored in the publish log at {@code position}, before the
+     * retained log has it: shown to readers from now on until {@link #applied} delivers it.
+     *
+     * @param value the new retained message, or {@code null} if the PUBLISH deletes it
+     */
+    public void acknowledged(String topic, T value, LogPosition position) {
+        TopicNames.validateTopicName(topic);
+        Objects.requireNonNull(position, "position");
+        synchronized (writeLock) {
+            pending.add(topic, value, position);
+        }
+    }
 
     /**
      * Stores the topic's retained message, replacing the previous one.
@@ -51,10 +122,14 @@ public final class RetainedIndex<T> {
                 node = node.childForWrite(level);
             }
             T replaced = node.value;
+            node.topic = topic;
             node.value = value;
             if (replaced == null) {
                 size++;
+            } else {
+                bytes -= weigher.applyAsLong(replaced);
             }
+            bytes += weigher.applyAsLong(value);
             return replaced;
         }
     }
@@ -80,6 +155,7 @@ public final class RetainedIndex<T> {
             }
             node.value = null;
             size--;
+            bytes -= weigher.applyAsLong(removed);
             for (int i = levels.length; i > 0 && path.get(i).isEmpty(); i--) {
                 path.get(i - 1).removeChild(levels[i - 1]);
             }
@@ -87,8 +163,17 @@ public final class RetainedIndex<T> {
         }
     }
 
-    /** The topic's retained message, or {@code null}. One walk down the tree, no scan. */
+    /**
+     * The topic's retained message, or {@code null}, a pending change of this node included. One
+     * walk down the tree, no scan.
+     */
     public T get(String topic) {
+        PendingRetained.Change<T> change = pending.shown(topic);
+        return change != null ? change.value() : stored(topic);
+    }
+
+    /** The retained log's message for the topic, without pending changes. */
+    private T stored(String topic) {
         Node<T> node = root;
         for (String level : TopicNames.levels(topic)) {
             node = node.child(level);
@@ -111,8 +196,27 @@ public final class RetainedIndex<T> {
             T value = get(topicFilter);
             return value == null ? List.of() : List.of(value);
         }
+        // Pending changes first: one that is gone by the time the tree is read has been stored in it.
+        Map<String, PendingRetained.Change<T>> shown = pending.shown();
+        List<Node<T>> nodes = matchStored(topicFilter);
+        List<T> found = new ArrayList<>(nodes.size());
+        for (Node<T> node : nodes) {
+            T value = node.value;
+            if (value != null && !shown.containsKey(node.topic)) {
+                found.add(value);
+            }
+        }
+        for (PendingRetained.Change<T> change : pending.matching(shown, topicFilter)) {
+            if (change.value() != null) {
+                found.add(change.value());
+            }
+        }
+        return found;
+    }
+
+    private List<Node<T>> matchStored(String topicFilter) {
         String[] levels = TopicNames.levels(topicFilter);
-        List<T> found = new ArrayList<>();
+        List<Node<T>> found = new ArrayList<>();
         // Breadth-first, one filter level at a time: no recursion, whatever the depth.
         List<Node<T>> current = new ArrayList<>();
         List<Node<T>> next = new ArrayList<>();
@@ -147,14 +251,69 @@ public final class RetainedIndex<T> {
             next.clear();
         }
         for (Node<T> node : current) {
-            addIfPresent(node.value, found);
+            addIfPresent(node, found);
         }
         return found;
     }
 
-    /** Number of topics with a retained message. */
+    /** Number of topics with a retained message in the retained log's state. */
     public int size() {
         return size;
+    }
+
+    /** Sum of the weights of the retained log's messages. */
+    public long bytes() {
+        return bytes;
+    }
+
+    /**
+     * Bounds the index's content for {@link #room}: at most {@code maxMessages} topics and
+     * {@code maxBytes} by the weigher. The index itself still stores whatever it is given: the
+     * retained log is the truth, and bounds are enforced where retained messages come in.
+     */
+    public void bound(int maxMessages, long maxBytes) {
+        if (maxMessages < 0 || maxBytes < 0) {
+            throw new IllegalArgumentException("bounds must not be negative: " + maxMessages + ", " + maxBytes);
+        }
+        this.maxMessages = maxMessages;
+        this.maxBytes = maxBytes;
+    }
+
+    /**
+     * Whether making {@code value} the retained message of {@code topic} stays within the bounds.
+     * Replacing a topic's retained message never adds a topic, and may always keep or lower the
+     * bytes, so it fits at the bound; a new topic must fit in both. Read without locking: changes
+     * that arrive at the same moment (on this node or others) may together go beyond a bound by
+     * what they are.
+     */
+    public Room room(String topic, T value) {
+        long count = size;
+        long total = bytes;
+        // This node's pending changes count as made: a PUBLISH right after a PUBACK sees its effect.
+        for (PendingRetained.Change<T> change : pending.shown().values()) {
+            T stored = stored(change.topic());
+            count += (change.value() != null ? 1 : 0) - (stored != null ? 1 : 0);
+            total += weight(change.value()) - weight(stored);
+        }
+        T current = get(topic);
+        long currentWeight = weight(current);
+        long weight = weight(value);
+        if (current == null && count >= maxMessages) {
+            return Room.MESSAGES_EXCEEDED;
+        }
+        if (weight > currentWeight && total - currentWeight + weight > maxBytes) {
+            return Room.BYTES_EXCEEDED;
+        }
+        return Room.FITS;
+    }
+
+    private long weight(T value) {
+        return value == null ? 0 : weigher.applyAsLong(value);
+    }
+
+    /** Whether this node has acknowledged changes that the retained log has not delivered yet. */
+    public boolean hasPending() {
+        return !pending.isEmpty();
     }
 
     /** Number of tree nodes including the root: 1 when empty, which is what pruning guarantees. */
@@ -164,8 +323,8 @@ public final class RetainedIndex<T> {
         return count[0];
     }
 
-    private static <T> void collectSubtree(Node<T> top, boolean skipDollarChildren, List<T> found) {
-        forEachNode(top, skipDollarChildren, node -> addIfPresent(node.value, found));
+    private static <T> void collectSubtree(Node<T> top, boolean skipDollarChildren, List<Node<T>> found) {
+        forEachNode(top, skipDollarChildren, node -> addIfPresent(node, found));
     }
 
     /** Visits a node and all below it, depth-first with an explicit stack, not recursion. */
@@ -190,9 +349,9 @@ public final class RetainedIndex<T> {
         }
     }
 
-    private static <T> void addIfPresent(T value, List<T> found) {
-        if (value != null) {
-            found.add(value);
+    private static <T> void addIfPresent(Node<T> node, List<Node<T>> found) {
+        if (node.value != null) {
+            found.add(node);
         }
     }
 
@@ -200,6 +359,8 @@ public final class RetainedIndex<T> {
     private static final class Node<T> {
         volatile ConcurrentHashMap<String, Node<T>> children;
         volatile T value;
+        /** The node's topic name, set before its first value; a node's topic never changes. */
+        String topic;
 
         Node<T> child(String level) {
             Map<String, Node<T>> current = children;

@@ -162,4 +162,44 @@ public final class AppTopics {
             }
         });
     }
+
+    /** The names of all shared subscriptions' backlog topics in Kafka (their consumer groups are named alike). */
+    public CompletableFuture<Set<String>> sharedTopics() {
+        String start = topics.appSharedPrefix();
+        CompletableFuture<Set<String>> result = new CompletableFuture<>();
+        admin.listTopics().names().whenComplete((names, e) -> {
+            if (e != null) {
+                result.completeExceptionally(e);
+            } else {
+                result.complete(names.stream().filter(n -> n.startsWith(start))
+                        .collect(java.util.stream.Collectors.toUnmodifiableSet()));
+            }
+        });
+        return result;
+    }
+
+    /**
+     * This node no longer takes the shared backlog topic for granted: a member subscribing later
+     * asks Kafka for it (and creates it if it was deleted meanwhile).
+     */
+    public void forgetShared(String name) {
+        sharedEnsured.remove(name);
+    }
+
+    /** Deletes a shared subscription's backlog topic and its readers' positions: the group has no members left. */
+    public void deleteShared(String name) {
+        sharedEnsured.remove(name);
+        log.info("Deleting the backlog {} of a shared subscription without APPLICATION members", name);
+        admin.deleteTopics(List.of(name)).all().whenComplete((v, e) -> {
+            if (e != null && !(e instanceof UnknownTopicOrPartitionException)
+                    && !(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                log.warn("Cannot delete the shared backlog {}: {}", name, e.toString());
+            }
+        });
+        admin.deleteConsumerGroups(List.of(name)).all().whenComplete((v, e) -> {
+            if (e != null && !(e instanceof GroupIdNotFoundException) && !(e.getCause() instanceof GroupIdNotFoundException)) {
+                log.debug("Cannot delete the positions of the shared backlog {}: {}", name, e.toString());
+            }
+        });
+    }
 }

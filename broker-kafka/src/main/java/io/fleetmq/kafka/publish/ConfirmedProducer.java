@@ -6,7 +6,9 @@ import io.fleetmq.kafka.KafkaClients;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +17,8 @@ import org.slf4j.LoggerFactory;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.Header;
 
 /**
  * Writes {@link BrokerMessage}s (or tombstones) to one Kafka topic, each write reported as a future
@@ -196,21 +200,56 @@ public final class ConfirmedProducer implements AutoCloseable {
         return write(key, value);
     }
 
+    /**
+     * Writes {@code message} under {@code key} with {@code headers}; {@code onStored} runs with the
+     * record's place in the topic once Kafka stored it, before the returned future completes (on the
+     * producer's I/O thread, so it must be short and must not block).
+     */
+    public CompletableFuture<Void> send(String key, BrokerMessage message, List<Header> headers,
+            Consumer<RecordMetadata> onStored) {
+        byte[] value;
+        try {
+            value = MessageCodec.encode(message);
+        } catch (IllegalArgumentException e) {
+            return failed(new CompletableFuture<>(),
+                    new org.apache.kafka.common.errors.SerializationException("cannot encode: " + e.getMessage(), e));
+        }
+        return write(key, value, headers, onStored);
+    }
+
     /** Writes a record with a null value, which a compacted topic reads as "key deleted". */
     public CompletableFuture<Void> sendTombstone(String key) {
         return write(key, null);
     }
 
+    /** {@link #sendTombstone(String)} with {@code headers}. */
+    public CompletableFuture<Void> sendTombstone(String key, List<Header> headers) {
+        return write(key, null, headers, null);
+    }
+
     private CompletableFuture<Void> write(String key, byte[] value) {
+        return write(key, value, List.of(), null);
+    }
+
+    private CompletableFuture<Void> write(String key, byte[] value, List<Header> headers,
+            Consumer<RecordMetadata> onStored) {
         CompletableFuture<Void> result = new CompletableFuture<>();
         if (closed.get()) {
             return failed(result, new IllegalStateException("producer for " + topic + " is closed"));
         }
         long start = System.nanoTime();
         try {
-            producer.send(new ProducerRecord<>(topic, key, value), (metadata, exception) -> {
+            producer.send(new ProducerRecord<>(topic, null, key, value, headers), (metadata, exception) -> {
                 if (exception == null) {
                     latency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                    if (onStored != null) {
+                        try {
+                            onStored.accept(metadata);
+                        } catch (RuntimeException e) {
+                            LoggerFactory.getLogger(ConfirmedProducer.class).error("Listener of a stored record of {}"
+                                    + " failed", topic, e);
+                        }
+                    }
                     result.complete(null);
                 } else {
                     failed(result, exception);

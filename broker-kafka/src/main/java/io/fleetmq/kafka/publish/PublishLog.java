@@ -5,7 +5,10 @@ import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaClients;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+import io.fleetmq.core.retained.LogPosition;
 
 /**
  * The entrance of the publish path (DESIGN.md, "The publish path", steps 2 and 3): every incoming
@@ -19,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 public final class PublishLog implements AutoCloseable {
 
     private final ConfirmedProducer producer;
+    private volatile BiConsumer<BrokerMessage, LogPosition> retainedStored;
 
     /** With {@link ConfirmedProducer#DEFAULT_MAX_BLOCK}. */
     public PublishLog(KafkaClients clients, MeterRegistry registry) {
@@ -48,7 +52,21 @@ public final class PublishLog implements AutoCloseable {
      *         {@link org.apache.kafka.common.errors.TimeoutException} when Kafka is unreachable
      */
     public CompletableFuture<Void> append(BrokerMessage message) {
+        BiConsumer<BrokerMessage, LogPosition> listener = retainedStored;
+        if (message.retain() && listener != null) {
+            return producer.send(message.publisherId(), message, List.of(),
+                    stored -> listener.accept(message, new LogPosition(stored.partition(), stored.offset())));
+        }
         return producer.send(message.publisherId(), message);
+    }
+
+    /**
+     * Tells {@code listener} of every retained message with its position once Kafka stored it and
+     * before {@link #append}'s future completes, so the node knows the change before it acknowledges
+     * it. Runs on the producer's I/O thread: it must be short and never block.
+     */
+    public void onRetainedStored(BiConsumer<BrokerMessage, LogPosition> listener) {
+        this.retainedStored = listener;
     }
 
     /** Whether another append can be queued without blocking; see {@link ConfirmedProducer#hasRoom()}. */

@@ -9,6 +9,8 @@ import io.fleetmq.kafka.publish.ConfirmedProducer;
 import io.fleetmq.kafka.supervise.LoopSupervisor;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.fleetmq.core.retained.LogPosition;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +25,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +45,18 @@ public final class RetainedStore implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RetainedStore.class);
 
     static final String DROPPED_METER = "fleetmq.messages.dropped";
+    /** Header of a retained record: the {@link LogPosition} of the PUBLISH it was made from. */
+    static final String FROM_HEADER = "fleetmq-publish-position";
+
+    /** Told of every record of the retained log, in its order. */
+    @FunctionalInterface
+    public interface Listener {
+        /**
+         * @param message the topic's retained message, {@code null} if it was deleted
+         * @param from    where the PUBLISH it came from is in the publish log; {@code null} if unknown
+         */
+        void applied(String topic, BrokerMessage message, LogPosition from);
+    }
 
     private static final Duration POLL_TIMEOUT = Duration.ofSeconds(1);
 
@@ -95,15 +111,39 @@ public final class RetainedStore implements AutoCloseable {
      * @return completes once Kafka stored the change
      */
     public CompletableFuture<Void> put(BrokerMessage message) {
+        return put(message, null);
+    }
+
+    /**
+     * {@link #put(BrokerMessage)}, the record marked with the position {@code from} of the PUBLISH it
+     * comes from (null if none), so that the node which acknowledged that PUBLISH recognises it.
+     */
+    public CompletableFuture<Void> put(BrokerMessage message, LogPosition from) {
         if (message.payload().length == 0) {
-            return delete(message.topic());
+            return delete(message.topic(), from);
         }
-        return producer.send(message.topic(), message);
+        return producer.send(message.topic(), message, headers(from), null);
     }
 
     /** Removes the retained message of {@code topic}, if any, by writing a tombstone. */
     public CompletableFuture<Void> delete(String topic) {
-        return producer.sendTombstone(Objects.requireNonNull(topic, "topic"));
+        return delete(topic, null);
+    }
+
+    /** {@link #delete(String)}, marked like {@link #put(BrokerMessage, LogPosition)}. */
+    public CompletableFuture<Void> delete(String topic, LogPosition from) {
+        return producer.sendTombstone(Objects.requireNonNull(topic, "topic"), headers(from));
+    }
+
+    private static List<Header> headers(LogPosition from) {
+        return from == null ? List.of()
+                : List.of(new RecordHeader(FROM_HEADER, from.toString().getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    private static LogPosition from(ConsumerRecord<?, ?> record) {
+        Header h = record.headers().lastHeader(FROM_HEADER);
+        return h == null || h.value() == null ? null
+                : LogPosition.parse(new String(h.value(), StandardCharsets.US_ASCII));
     }
 
     /**
@@ -119,6 +159,12 @@ public final class RetainedStore implements AutoCloseable {
      *         up, or if called twice
      */
     public void loadAndFollow(BiConsumer<String, BrokerMessage> listener) {
+        Objects.requireNonNull(listener, "listener");
+        loadAndFollow((topic, message, from) -> listener.accept(topic, message));
+    }
+
+    /** {@link #loadAndFollow(BiConsumer)}, telling the listener where each change came from. */
+    public void loadAndFollow(Listener listener) {
         Objects.requireNonNull(listener, "listener");
         synchronized (this) {
             if (closed) {
@@ -152,13 +198,13 @@ public final class RetainedStore implements AutoCloseable {
      * (re-applying a compacted record in order would be harmless too). If the supervisor gives up,
      * {@link #failure()} says why.
      */
-    private void follow(BiConsumer<String, BrokerMessage> listener) {
+    private void follow(Listener listener) {
         boolean stopped = supervisor.run("follow-retained", () -> stopping, made -> followOnce(listener, made));
         loaded.completeExceptionally(new IllegalStateException(stopped
                 ? "retained store closed before it was loaded" : "retained follower gave up: " + failure));
     }
 
-    private void followOnce(BiConsumer<String, BrokerMessage> listener, LoopSupervisor.Progress made) {
+    private void followOnce(Listener listener, LoopSupervisor.Progress made) {
         long started = System.nanoTime();
         long records = 0;
         KafkaConsumer<String, byte[]> c = clients.consumer("retained", null, Map.of());
@@ -226,7 +272,7 @@ public final class RetainedStore implements AutoCloseable {
         }
     }
 
-    private void apply(ConsumerRecord<String, byte[]> record, BiConsumer<String, BrokerMessage> listener) {
+    private void apply(ConsumerRecord<String, byte[]> record, Listener listener) {
         String topic = record.key();
         BrokerMessage message = null;
         try {
@@ -247,7 +293,7 @@ public final class RetainedStore implements AutoCloseable {
             return;
         }
         try {
-            listener.accept(topic, message);
+            listener.applied(topic, message, from(record));
         } catch (RuntimeException e) {
             listenerFailed.increment();
             log.error("Retained listener failed on the record for {} at offset {}; the index may miss it", topic,

@@ -60,6 +60,25 @@ class PublishLogTest {
     }
 
     @Test
+    void aRetainedAppendIsReportedWithItsPositionBeforeItsFutureCompletes() throws Exception {
+        List<String> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        log.onRetainedStored((message, at) -> told.add(message.topic() + "@" + at));
+        BrokerMessage plain = message("told-1", "plain/t", "p");
+        BrokerMessage m = message("told-1", "kept/t", "r");
+        BrokerMessage retained = new BrokerMessage(m.topic(), m.payload(), 1, true, m.publisherId(), m.createdAtMillis(),
+                -1, 1, null, null, null, List.of());
+        log.append(plain).get(10, TimeUnit.SECONDS);
+        CompletableFuture<Void> appended = log.append(retained);
+        CompletableFuture<List<String>> seenOnCompletion = appended.thenApply(v -> List.copyOf(told));
+        assertEquals(1, seenOnCompletion.get(10, TimeUnit.SECONDS).size(), "told before completion: " + told);
+        List<ConsumerRecord<String, byte[]>> ofPublisher = layout.readAll(layout.topics().publish()).stream()
+                .filter(r -> "told-1".equals(r.key())).toList();
+        assertEquals(2, ofPublisher.size());
+        ConsumerRecord<String, byte[]> stored = ofPublisher.get(1); // one partition per publisher, in order
+        assertEquals(List.of("kept/t@" + stored.partition() + "@" + stored.offset()), told, "only the retained one");
+    }
+
+    @Test
     void aCompletedAppendIsInTheTopicKeyedByThePublisher() throws Exception {
         BrokerMessage m = message("stored-1", "a/b", "hello " + System.nanoTime());
         log.append(m).get(10, TimeUnit.SECONDS);

@@ -97,6 +97,18 @@ class RetainedStoreTest {
     }
 
     @Test
+    void followersLearnWhichPublishEachChangeCameFrom() throws Exception {
+        RetainedStore writer = store("node-1");
+        await(writer.put(retained("pos/a", "x"), new io.fleetmq.core.retained.LogPosition(3, 41)));
+        await(writer.delete("pos/a", new io.fleetmq.core.retained.LogPosition(3, 42)));
+        await(writer.put(retained("pos/b", "y")));
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        store("node-2").loadAndFollow((topic, message, from) ->
+                seen.add(topic + (message == null ? " deleted" : " set") + " from " + from));
+        assertEquals(List.of("pos/a set from 3@41", "pos/a deleted from 3@42", "pos/b set from null"), seen);
+    }
+
+    @Test
     void anEmptyPayloadDeletesTheRetainedMessage_MQTT_3_3_1_6_MQTT_3_3_1_7() throws Exception {
         RetainedStore writer = store("node-1");
         await(writer.put(retained("a/b", "x")));

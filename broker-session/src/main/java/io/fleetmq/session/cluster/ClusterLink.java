@@ -85,6 +85,24 @@ public final class ClusterLink implements io.fleetmq.session.ClusterPort {
         return directory.get(clientId);
     }
 
+    private volatile int maxApplicationSessions = Integer.MAX_VALUE;
+
+    /** Bounds the persistent APPLICATION sessions of the cluster (each costs a Kafka topic). */
+    public ClusterLink maxApplicationSessions(int max) {
+        this.maxApplicationSessions = max;
+        return this;
+    }
+
+    /**
+     * Checked against this node's copy of the cluster's sessions: CONNECTs at the same moment on
+     * several nodes may together go beyond the bound by their number.
+     */
+    @Override
+    public boolean admitsApplicationSession(String clientId) {
+        return SessionDirectory.persistentApplication(directory.get(clientId).orElse(null))
+                || directory.applicationSessions() < maxApplicationSessions;
+    }
+
     /** Hands an event to the connect sequence; completes once Kafka stored it. */
     @Override
     public CompletableFuture<?> event(SessionEvent event) {

@@ -17,6 +17,8 @@ public final class SessionDirectory {
 
     private final Map<String, SessionState> states = new ConcurrentHashMap<>();
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+    /** Client IDs of the persistent APPLICATION sessions in {@link #states}. */
+    private final java.util.Set<String> applicationClients = ConcurrentHashMap.newKeySet();
 
     /** A write of the connect sequence on its way to Kafka; {@code state} null = deleted. */
     static final class Pending {
@@ -54,12 +56,28 @@ public final class SessionDirectory {
         return states.size();
     }
 
+    /** Persistent APPLICATION sessions in the cluster (each has a Kafka topic of its own). */
+    public int applicationSessions() {
+        return applicationClients.size();
+    }
+
+    /** The client IDs of the persistent APPLICATION sessions in the cluster, a snapshot. */
+    public java.util.Set<String> applicationClients() {
+        return java.util.Set.copyOf(applicationClients);
+    }
+
+    /** Whether the session keeps its messages in a Kafka backlog of its own. */
+    public static boolean persistentApplication(SessionState s) {
+        return s != null && s.queuing() && ClientTypes.APPLICATION.equals(s.clientType());
+    }
+
     /** A record of the {@code sessions} topic, in topic order. */
     public void applied(String clientId, SessionState state, long offset) {
-        if (state == null) {
-            states.remove(clientId);
-        } else {
-            states.put(clientId, state);
+        SessionState before = state == null ? states.remove(clientId) : states.put(clientId, state);
+        if (persistentApplication(state)) {
+            applicationClients.add(clientId);
+        } else if (persistentApplication(before)) {
+            applicationClients.remove(clientId);
         }
         if (!pending.isEmpty()) {
             pending.entrySet().removeIf(e -> e.getValue().offset <= offset);
