@@ -2,6 +2,7 @@ package io.fleetmq.kafka;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,10 @@ import org.slf4j.LoggerFactory;
  * reorder updates, so start-up is refused instead.
  */
 public final class TopicLayout {
+
+    /** The least time the layout waits for the leaders of its topics at start-up. */
+    static final Duration STARTUP_WAIT = Duration.ofSeconds(30);
+
 
     private static final Logger log = LoggerFactory.getLogger(TopicLayout.class);
 
@@ -108,7 +113,9 @@ public final class TopicLayout {
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
         descriptions.forEach((name, d) -> d.partitions()
                 .forEach(p -> latest.put(new TopicPartition(name, p.partition()), OffsetSpec.latest())));
-        await(() -> admin.listOffsets(latest).all(), "reach the leader of every partition");
+        // New topics' leaders may take longer than one request timeout on a busy controller.
+        Duration wait = settings.requestTimeout().compareTo(STARTUP_WAIT) > 0 ? settings.requestTimeout() : STARTUP_WAIT;
+        await(() -> admin.listOffsets(latest).all(), "reach the leader of every partition", wait);
     }
 
     private void create(List<NewTopic> missing) {
@@ -234,7 +241,12 @@ public final class TopicLayout {
      * created becomes visible to metadata requests a moment after the create call returns.
      */
     private <T> T await(Supplier<KafkaFuture<T>> request, String what) {
-        long deadline = System.nanoTime() + settings.requestTimeout().toNanos();
+        return await(request, what, settings.requestTimeout());
+    }
+
+    /** Asks again, each time waiting the request timeout, while Kafka is still settling, for {@code total} at most. */
+    private <T> T await(Supplier<KafkaFuture<T>> request, String what, Duration total) {
+        long deadline = System.nanoTime() + total.toNanos();
         while (true) {
             try {
                 return request.get().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -250,8 +262,10 @@ public final class TopicLayout {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while trying to " + what, e);
             } catch (TimeoutException e) {
-                throw new IllegalStateException("Kafka did not answer '" + what + "' within "
-                        + settings.requestTimeout().toSeconds() + " s", e);
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("Kafka did not answer '" + what + "' within "
+                            + total.toSeconds() + " s", e);
+                }
             }
         }
     }
