@@ -164,7 +164,7 @@ final class AppBacklogReader {
 
     /** Sends backlog records while the receive window has room. */
     void drain() {
-        while (connection.isOnline() && !waiting.isEmpty() && outbound.room() > 0) {
+        while (connection.isWritable() && !waiting.isEmpty() && outbound.room() > 0) {
             Waiting w = waiting.poll();
             deliver(w.from(), w.record());
         }

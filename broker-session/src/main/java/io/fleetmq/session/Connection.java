@@ -26,7 +26,9 @@ final class Connection {
         current = conn;
         version = connect.version();
         problemInformation = connect.requestProblemInformation();
-        receiveMaximum = connect.receiveMaximum() > 0 ? connect.receiveMaximum() : 65_535;
+        // What the client allows, and never more than the node keeps in flight for one client.
+        receiveMaximum = Math.min(connect.receiveMaximum() > 0 ? connect.receiveMaximum() : 65_535,
+                limits.maxInflightMessages());
         maximumPacketSize = connect.maximumPacketSize() > 0 ? connect.maximumPacketSize() : 0;
         topicAliasMaximum = Math.min(Math.max(connect.topicAliasMaximum(), 0), limits.maxOutboundAliases());
     }

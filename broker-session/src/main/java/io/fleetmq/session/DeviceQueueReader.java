@@ -90,6 +90,9 @@ final class DeviceQueueReader {
         if (!active || !connection.isOnline() || reading || !behind) {
             return;
         }
+        if (!connection.isWritable()) {
+            return; // the socket is full: read again when it drains (SessionActor.writable)
+        }
         int room = outbound.room();
         if (room <= 0) {
             return; // an acknowledgement calls again
@@ -135,7 +138,7 @@ final class DeviceQueueReader {
         if (!active || !connection.isOnline() || q.seq() <= queueSeq) {
             return; // offline: it waits in the queue; or delivered already
         }
-        if (!reading && !behind && q.seq() == queueSeq + 1 && outbound.room() > 0) {
+        if (!reading && !behind && q.seq() == queueSeq + 1 && outbound.room() > 0 && connection.isWritable()) {
             queueSeq = q.seq();
             send(q.seq(), Delivery.of(clientId, q.message().message(), q.message().matched()), 0);
         } else {

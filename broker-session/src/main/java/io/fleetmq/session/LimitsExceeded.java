@@ -14,6 +14,7 @@ public final class LimitsExceeded {
     public static final String RETAINED_MESSAGES = "retained_messages";
     public static final String RETAINED_BYTES = "retained_bytes";
     public static final String APPLICATION_SESSIONS = "application_sessions";
+    public static final String SUBSCRIPTIONS = "subscriptions";
 
     private LimitsExceeded() {
     }

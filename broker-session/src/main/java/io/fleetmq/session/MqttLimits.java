@@ -13,12 +13,23 @@ package io.fleetmq.session;
  *                             (also while it is offline); beyond that the oldest is dropped and counted
  * @param maxQueuedQos0        QoS 0 messages held while a client's socket is not writable
  * @param maxOutboundAliases   aliases the broker assigns towards a client at most (bounded by its own maximum)
+ * @param maxInflightMessages  QoS 1/2 messages in flight towards one client at most, whatever
+ *                             Receive Maximum it allows (65,535 when it sends none)
+ * @param maxSubscriptions     subscriptions of one session at most; a SUBSCRIBE beyond gets 0x97
+ *                             for the filters that would be new
  */
 public record MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAliasMaximum, int maxKeepAliveSeconds,
                          long maxSessionExpirySeconds, int maxQueuedMessages, int maxQueuedQos0,
-                         int maxOutboundAliases) {
+                         int maxOutboundAliases, int maxInflightMessages, int maxSubscriptions) {
+
+    /** The shipped defaults of the in-flight and subscription bounds, with the other limits given. */
+    public MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAliasMaximum, int maxKeepAliveSeconds,
+            long maxSessionExpirySeconds, int maxQueuedMessages, int maxQueuedQos0, int maxOutboundAliases) {
+        this(receiveMaximum, maximumPacketSize, topicAliasMaximum, maxKeepAliveSeconds, maxSessionExpirySeconds,
+                maxQueuedMessages, maxQueuedQos0, maxOutboundAliases, 1_024, 1_000);
+    }
 
     public static MqttLimits defaults() {
-        return new MqttLimits(1024, 1_048_576, 64, 0, 604_800, 10_000, 1_000, 64);
+        return new MqttLimits(1024, 1_048_576, 64, 1_200, 604_800, 10_000, 1_000, 64, 1_024, 1_000);
     }
 }

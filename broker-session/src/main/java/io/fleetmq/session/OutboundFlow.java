@@ -117,9 +117,13 @@ final class OutboundFlow {
         return true;
     }
 
-    /** Sends queued QoS 1/2 messages while the client's receive window has room [MQTT-3.3.4-7]. */
+    /**
+     * Sends queued QoS 1/2 messages while the client's receive window has room [MQTT-3.3.4-7] and
+     * its socket takes more: a client that stops reading leaves them in the bounded queue (or in
+     * Redis or Kafka) rather than in the node's write buffers.
+     */
     void sendQueued() {
-        while (connection.isOnline() && room() > 0 && !queued.isEmpty()) {
+        while (connection.isWritable() && room() > 0 && !queued.isEmpty()) {
             send(queued.poll(), null, 0, false);
         }
     }

@@ -149,6 +149,8 @@ public final class SessionActor {
         mailbox.tell(() -> {
             if (connection.is(conn)) {
                 outbound.drainQos0();
+                pump();
+                deviceQueue.read();
             }
         });
     }

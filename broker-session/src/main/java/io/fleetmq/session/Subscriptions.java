@@ -81,6 +81,12 @@ final class Subscriptions {
                 codes.add(ReasonCode.UNSPECIFIED_ERROR);
                 continue;
             }
+            if (!byFilter.containsKey(t.filter()) && byFilter.size() >= services.limits().maxSubscriptions()) {
+                // A session's subscriptions are bounded; replacing one of them always works.
+                LimitsExceeded.count(services.meters(), LimitsExceeded.SUBSCRIPTIONS);
+                codes.add(ReasonCode.QUOTA_EXCEEDED);
+                continue;
+            }
             Subscription sub = new Subscription(clientId, filter, group, t.qos(), t.noLocal(), t.retainAsPublished(),
                     t.retainHandling(), s.subscriptionId(), services.nodeId());
             Subscription previous = byFilter.put(t.filter(), sub);
