@@ -42,6 +42,10 @@ wait_port 11883
 series mosquitto 11883
 kill "$mosq"; wait "$mosq" || true
 
+# --- FleetMQ: the saturation runs drive each publisher far beyond the per-client publish rate a
+# public broker allows by default (mqtt.max-publish-rate), so the sitting turns it off.
+export MQTT_MAX_PUBLISH_RATE=0 MQTT_MAX_PUBLISH_BYTES_RATE=0
+
 # --- FleetMQ, standalone
 # The DEVICE backlog run queues 100,000 messages for one client: above the default queue limit.
 BROKER_DATA_DIR="$out/standalone" DEVICE_QUEUE_LIMIT=200000 MQTT_TCP_PORT=12883 HTTP_PORT=12083 MQTT_WS_ENABLED=false \

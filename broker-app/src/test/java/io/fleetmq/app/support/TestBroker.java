@@ -51,6 +51,10 @@ public final class TestBroker implements AutoCloseable {
         env.put("DATABASE_URL", s.databaseUrl());
         env.put("DATABASE_USER", s.databaseUser());
         env.put("DATABASE_PASSWORD", s.databasePassword());
+        // Tests drive one client far beyond a public broker's per-client publish rate (floods for
+        // back-pressure, thousands of messages for queues); the rate limit has tests of its own.
+        env.put("MQTT_MAX_PUBLISH_RATE", "0");
+        env.put("MQTT_MAX_PUBLISH_BYTES_RATE", "0");
         env.putAll(extraEnv);
         return new TestBroker((BrokerNode) new Launcher(env::get, new PrintStream(new ByteArrayOutputStream()))
                 .run("node"));

@@ -69,6 +69,9 @@ public final class TestCluster implements AutoCloseable {
         env.put("KAFKA_PUBLISH_PARTITIONS", "6");
         env.put("KAFKA_SESSION_EVENTS_PARTITIONS", "6");
         env.put("REDIS_URL", s.redisUrl());
+        // As in TestBroker: the per-client publish rate has tests of its own.
+        env.put("MQTT_MAX_PUBLISH_RATE", "0");
+        env.put("MQTT_MAX_PUBLISH_BYTES_RATE", "0");
         env.put("DATABASE_URL", s.databaseUrl());
         env.put("DATABASE_USER", s.databaseUser());
         env.put("DATABASE_PASSWORD", s.databasePassword());
