@@ -189,15 +189,7 @@ public final class ConfirmedProducer implements AutoCloseable {
      *         with an {@link IllegalArgumentException} if the message cannot be encoded
      */
     public CompletableFuture<Void> send(String key, BrokerMessage message) {
-        byte[] value;
-        try {
-            value = MessageCodec.encode(message);
-        } catch (IllegalArgumentException e) {
-            // Permanent: writing it again cannot help (DeadLetters.permanent sees a SerializationException).
-            return failed(new CompletableFuture<>(),
-                    new org.apache.kafka.common.errors.SerializationException("cannot encode: " + e.getMessage(), e));
-        }
-        return write(key, value);
+        return send(key, message, List.of(), null);
     }
 
     /**
@@ -211,6 +203,7 @@ public final class ConfirmedProducer implements AutoCloseable {
         try {
             value = MessageCodec.encode(message);
         } catch (IllegalArgumentException e) {
+            // Permanent: writing it again cannot help (DeadLetters.permanent sees a SerializationException).
             return failed(new CompletableFuture<>(),
                     new org.apache.kafka.common.errors.SerializationException("cannot encode: " + e.getMessage(), e));
         }
