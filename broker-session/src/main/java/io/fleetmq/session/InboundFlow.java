@@ -138,8 +138,12 @@ final class InboundFlow {
             unacknowledged++;
         }
         ClientConnection from = connection.current();
-        services.publishLog().append(message).whenComplete((ok, error) ->
-                tell.accept(() -> onStored(from, p, error)));
+        services.publishLog().append(message).whenComplete((ok, error) -> {
+            // Settled as soon as Kafka answered, here rather than in the session's turn: exactly once
+            // per PUBLISH, also when the session ended meanwhile and its mailbox takes nothing more.
+            from.publishSettled();
+            tell.accept(() -> onStored(from, p, error));
+        });
         return true;
     }
 
@@ -157,7 +161,6 @@ final class InboundFlow {
         }
         CompletableFuture<Void> recorded = p.qos() < 2 ? InboundQos2.DONE
                 : qos2.settled(p.packetId(), error == null, sessionExpiry.getAsLong());
-        from.publishSettled();
         if (!connection.is(from)) {
             return; // the client left; a QoS 1/2 publisher resends on reconnect
         }
