@@ -52,9 +52,11 @@ class RecordSizeIT {
 
     @BeforeAll
     static void start() throws Exception {
-        // Thousands of connects at once on a busy machine: node timeout and connect timeout with room.
+        // Thousands of connects at once on a busy machine: node timeout and connect timeout with room,
+        // and no bound on the connection rate. Client IDs of about 200 bytes make the records large.
         cluster = TestCluster.start(workDir, 2, Map.of("APPLICATION_CLIENT_ID_PATTERN", "app-.*",
-                "CLUSTER_HEARTBEAT_INTERVAL", "1s", "CLUSTER_NODE_TIMEOUT", "10s", "CLUSTER_CONNECT_TIMEOUT", "60s"));
+                "CLUSTER_HEARTBEAT_INTERVAL", "1s", "CLUSTER_NODE_TIMEOUT", "10s", "CLUSTER_CONNECT_TIMEOUT", "60s",
+                "MQTT_MAX_CONNECTION_RATE", "1000000", "MQTT_MAX_CLIENT_ID_LENGTH", "1024"));
     }
 
     @AfterAll
