@@ -89,11 +89,12 @@ class CrashRecoveryTest {
     @ParameterizedTest(name = "{0} Redis binary")
     @ValueSource(strings = {"bundled", "system"})
     void redisOfAKilledJvmIsStoppedByItsGuardAndKeepsItsData(String binary) throws Exception {
-        runOwnerAndKillIt(binary, "redis", false);
-        ProcessHandle redis = ProcessHandle.of(pid(dataDir.resolve("redis").resolve("redis.pid")))
-                .orElseThrow(() -> new AssertionError("Redis was gone before its guard could stop it"));
-
-        assertTrue(Processes.awaitGone(redis, Duration.ofSeconds(30)), "the guard stops Redis once its JVM is dead");
+        // Read before the owner dies: the guard may stop Redis, which removes its pid file, at once.
+        long redisPid = runOwnerAndKillIt(binary, "redis", false);
+        assertTrue(redisPid > 0, "the owner ran Redis");
+        ProcessHandle redis = ProcessHandle.of(redisPid).orElse(null); // null: the guard was quicker than this look
+        assertTrue(redis == null || Processes.awaitGone(redis, Duration.ofSeconds(30)),
+                "the guard stops Redis once its JVM is dead");
 
         EmbeddedRedisServer restarted = new EmbeddedRedisServer(dataDir, "127.0.0.1", 0, RedisBinary.of(binary));
         restarted.start();
@@ -106,8 +107,12 @@ class CrashRecoveryTest {
         }
     }
 
-    /** Runs {@link CrashedOwner} with {@code services} until it is ready, then kills it with SIGKILL. */
-    private void runOwnerAndKillIt(String binary, String services, boolean killGuardFirst) throws Exception {
+    /**
+     * Runs {@link CrashedOwner} with {@code services} until it is ready, then kills it with SIGKILL.
+     *
+     * @return the pid of its Redis, read while the owner still ran (-1 if it runs none)
+     */
+    private long runOwnerAndKillIt(String binary, String services, boolean killGuardFirst) throws Exception {
         Process owner = new ProcessBuilder(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"),
@@ -115,9 +120,12 @@ class CrashRecoveryTest {
                 .redirectErrorStream(true)
                 .start();
         List<String> ownerOutput = new ArrayList<>();
+        long redisPid;
         try {
             CompletableFuture<Boolean> ready = CompletableFuture.supplyAsync(() -> awaitReady(owner, ownerOutput));
             assertTrue(ready.get(90, TimeUnit.SECONDS), () -> "owner JVM never got ready: " + ownerOutput);
+            Path redisPidFile = dataDir.resolve("redis").resolve("redis.pid");
+            redisPid = Files.exists(redisPidFile) ? pid(redisPidFile) : -1;
         } finally {
             ownerProcesses.addAll(owner.descendants().toList());
             if (killGuardFirst) {
@@ -129,6 +137,7 @@ class CrashRecoveryTest {
             }
             owner.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
+        return redisPid;
     }
 
     private static boolean awaitReady(Process owner, List<String> output) {
