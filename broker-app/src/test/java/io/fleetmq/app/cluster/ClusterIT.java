@@ -153,8 +153,9 @@ class ClusterIT {
                     Thread.currentThread().interrupt();
                     throw new AssertionError(e);
                 }
-                if (p.isPresent()) {
-                    assertTrue(p.get().isRetain(), "[MQTT-3.3.1-8] sent with RETAIN set on subscribe");
+                // [MQTT-3.3.1-8] sent with RETAIN set on subscribe. A copy without it is the PUBLISH
+                // itself, routed live to a subscription made before this node's index had it: try again.
+                if (p.isPresent() && p.get().isRetain()) {
                     found[0] = new String(p.get().getPayloadAsBytes(), StandardCharsets.UTF_8);
                 }
             } finally {
