@@ -1,0 +1,37 @@
+package io.fleetmq.core.security;
+
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * What lets an MQTT client in, and what it may then do. A credential is matched by user name, by
+ * client ID, or by both (whichever of the two it names must equal the CONNECT's); its password, when
+ * it has one, must be given. Besides access it decides the client's type and its rules.
+ *
+ * @param id           stable identifier (a UUID)
+ * @param type         the provider that checks it: {@code basic} (user name / client ID / password)
+ * @param username     the user name it matches, or null when it does not look at the user name
+ * @param clientId     the client ID it matches, or null when it does not look at the client ID
+ * @param passwordHash bcrypt ({@code $2a/$2b/$2y$}) or Mosquitto ({@code $7$}, {@code $6$}) hash, or
+ *                     null when no password is needed
+ * @param clientType   {@code DEVICE} or {@code APPLICATION}, overriding the client ID pattern, or null
+ *                     to go by the pattern
+ * @param publish      topic filters the client may publish to (placeholders allowed, see {@link TopicRules})
+ * @param subscribe    topic filters the client may subscribe to
+ * @param updatedAt    when it was last written
+ */
+public record Credential(String id, String type, String username, String clientId, String passwordHash,
+        String clientType, List<String> publish, List<String> subscribe, Instant createdAt, Instant updatedAt) {
+
+    public static final String BASIC = "basic";
+
+    public Credential {
+        publish = publish == null ? List.of() : List.copyOf(publish);
+        subscribe = subscribe == null ? List.of() : List.copyOf(subscribe);
+    }
+
+    /** Whether this credential names both a user name and a client ID, the most specific kind. */
+    public boolean matchesBoth() {
+        return username != null && clientId != null;
+    }
+}
