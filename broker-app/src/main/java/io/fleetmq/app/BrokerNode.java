@@ -3,6 +3,12 @@ package io.fleetmq.app;
 import io.fleetmq.app.config.BrokerConfig;
 import io.fleetmq.app.config.ConfigException;
 import io.fleetmq.app.http.AdminHttpServer;
+import io.fleetmq.app.security.MqttSecurity;
+import io.fleetmq.app.security.SecuritySettings;
+import io.fleetmq.kafka.security.SecurityChanges;
+import io.fleetmq.persistence.security.BlockedClients;
+import io.fleetmq.persistence.security.Credentials;
+import io.fleetmq.persistence.security.RefusedConnections;
 import io.fleetmq.app.metrics.DependencyMeters;
 import io.fleetmq.app.metrics.Metrics;
 import io.fleetmq.core.health.HealthStatus;
@@ -55,6 +61,7 @@ public final class BrokerNode implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private EmbeddedServices embedded;
     private AdminHttpServer http;
+    private SecurityChanges securityChanges;
     private Metrics metrics;
     private KafkaSettings kafkaSettings;
     private RedisSettings redisSettings;
@@ -146,8 +153,13 @@ public final class BrokerNode implements AutoCloseable {
         // Without Redis, delivery from DEVICE queues pauses and resumes; everything else goes on.
         dependency(redis.healthCheck(), Readiness.Impact.DEGRADES);
 
+        MqttSecurity security = mqttSecurity(database);
+        started.push(new Stoppable("MQTT security", security));
+        securityChanges = new SecurityChanges(kafka, topics, metrics.registry());
+        started.push(new Stoppable("security announcements", securityChanges));
+
         Incarnations incarnations = new Incarnations(
-                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous),
+                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous, security),
                 metrics.registry());
         try {
             incarnations.start();
@@ -168,6 +180,50 @@ public final class BrokerNode implements AutoCloseable {
                 .description("Time from process start of the node to ready")
                 .register(metrics.registry());
         log.info("FleetMQ node {} ready in {} s", config.nodeId(), String.format(java.util.Locale.ROOT, "%.1f", seconds));
+    }
+
+    /**
+     * The MQTT clients' authentication and authorization; says plainly at start when anonymous
+     * clients are refused because a listener is reachable from the network.
+     */
+    private MqttSecurity mqttSecurity(Database database) {
+        SecuritySettings settings = config.security();
+        boolean loopbackOnly = mqttListenersLoopbackOnly();
+        boolean anonymous = switch (settings.allowAnonymous()) {
+            case TRUE -> true;
+            case FALSE -> false;
+            case AUTO -> loopbackOnly;
+        };
+        if (settings.allowAnonymous() == SecuritySettings.Anonymous.AUTO && !anonymous) {
+            log.warn("MQTT listeners are bound to {}, not a loopback address: clients without a credential are "
+                    + "refused. Create credentials through the admin API (POST /api/v1/credentials), or set "
+                    + "MQTT_ALLOW_ANONYMOUS=true to let anyone connect.", config.bindAddress());
+        } else if (anonymous && !loopbackOnly) {
+            log.warn("MQTT_ALLOW_ANONYMOUS=true: any client that reaches {} may connect without a credential",
+                    config.bindAddress());
+        }
+        return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
+                new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
+                metrics.registry(), java.time.Clock.systemUTC());
+    }
+
+    /** Whether every MQTT listener is bound to a loopback address (they share listeners.bind-address). */
+    private boolean mqttListenersLoopbackOnly() {
+        try {
+            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(config.bindAddress())) {
+                if (!a.isLoopbackAddress()) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** Where changes of credentials and blocked clients are announced to every node. */
+    public SecurityChanges securityChanges() {
+        return securityChanges;
     }
 
     /** Registers a health check for readiness and as {@code fleetmq_dependency_up{dependency=...}}. */

@@ -47,6 +47,8 @@ import io.fleetmq.transport.mqtt.MqttConnectionHandler;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.ChannelHandler;
+import io.fleetmq.app.security.MqttSecurity;
+import io.fleetmq.kafka.security.SecurityFollower;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -106,7 +108,7 @@ final class Messaging implements AutoCloseable {
      * @param previousIncarnation the incarnation this node had before it fenced itself, or 0
      */
     Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters,
-            long previousIncarnation) {
+            long previousIncarnation, MqttSecurity security) {
         this.config = config;
         this.meters = meters;
         ClusterSettings cluster = config.cluster();
@@ -161,7 +163,7 @@ final class Messaging implements AutoCloseable {
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
                 new AppBacklogs(kafka, appTopics, loops),
-                new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()));
+                new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()), security);
         this.sessions = new SessionRegistry(services);
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes());
@@ -170,6 +172,11 @@ final class Messaging implements AutoCloseable {
         try {
             join(kafka, admin, meters, cluster, topics, requestTimeout, downlinkPartitions, subscriptions, retained,
                     link, appTopics, deviceQueues, drops, previousIncarnation);
+            // Changes of credentials and blocked clients from here on; what came before is read anew.
+            SecurityFollower securityFollower = new SecurityFollower(kafka, topics, security::changed, loops);
+            securityFollower.start();
+            closeables.push(securityFollower);
+            security.resync(review -> sessions.all().forEach(actor -> actor.review(review)));
         } catch (RuntimeException | Error e) {
             // Nothing of a half-joined incarnation may linger: its threads would act on the cluster.
             close();

@@ -51,8 +51,12 @@ public final class BrokerTopics {
         return prefix + "retained";
     }
 
-    public String blocked() {
-        return prefix + "blocked";
+    /**
+     * Changes of credentials, rules and blocked clients, announced to every node (keyed by the
+     * entity, so compaction keeps each entity's latest change).
+     */
+    public String security() {
+        return prefix + "security";
     }
 
     public String nodes() {
@@ -124,6 +128,6 @@ public final class BrokerTopics {
      * value per key is the state). Every node reads them from the beginning on boot.
      */
     public List<String> stateTopics() {
-        return List.of(sessions(), subscriptions(), retained(), blocked(), nodes());
+        return List.of(sessions(), subscriptions(), retained(), security(), nodes());
     }
 }

@@ -40,4 +40,14 @@ public interface ClientConnection {
 
     /** Client's address, for logs. */
     String remoteAddress();
+
+    /** The client's IP address (for blocking by address and the log of refused connections), or null. */
+    default java.net.InetAddress address() {
+        return null;
+    }
+
+    /** Whether the connection is encrypted (TLS or secure WebSocket). */
+    default boolean secure() {
+        return false;
+    }
 }

@@ -29,7 +29,16 @@ final class ConnectWaits {
 
     /** A CONNECT waiting for its answer; what its connection does meanwhile waits in {@code deferred}. */
     record Pending(ClientConnection conn, Packet.Connect connect, String assignedClientId, List<Runnable> deferred,
-                   ScheduledFuture<?> timeout) {
+                   ScheduledFuture<?> timeout, SessionGuard.Verdict verdict) {
+
+        Pending authenticated(SessionGuard.Verdict v) {
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, v);
+        }
+
+        /** What the client may do, once authenticated. */
+        ClientAccess access() {
+            return verdict == null || verdict.access() == null ? ClientAccess.ALLOW_ALL : verdict.access();
+        }
     }
 
     /** Makes an accepted CONNECT the session's connection. */
@@ -68,6 +77,11 @@ final class ConnectWaits {
         this.resumeInboundQos2 = resumeInboundQos2;
     }
 
+    /** Whether {@code access} lets the client publish its will. */
+    static boolean willAllowed(ClientAccess access, Packet.Will will) {
+        return !access.authorizePublish(will.topic(), will.qos(), will.retain()).isError();
+    }
+
     boolean isEmpty() {
         return pending.isEmpty();
     }
@@ -95,23 +109,28 @@ final class ConnectWaits {
         String requestId = UUID.randomUUID().toString();
         ScheduledFuture<?> timeout = services.timers().schedule(() -> tell.accept(() -> unanswered(requestId)),
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout));
-        CompletableFuture<ReasonCode> verdict = guard.authenticate(connect).toCompletableFuture();
+        pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null));
+        CompletableFuture<SessionGuard.Verdict> verdict = guard.authenticate(
+                new SessionGuard.ConnectRequest(clientId, connect, conn.address(), conn.secure())).toCompletableFuture();
         if (verdict.isDone() && !verdict.isCompletedExceptionally()) {
             authenticated(requestId, verdict.join());
         } else {
-            verdict.whenComplete((code, e) -> tell.accept(() ->
-                    authenticated(requestId, e != null ? ReasonCode.UNSPECIFIED_ERROR : code)));
+            verdict.whenComplete((v, e) -> {
+                if (e != null) {
+                    log.warn("{}: authentication failed: {}", clientId, e.toString());
+                }
+                tell.accept(() -> authenticated(requestId,
+                        e != null ? SessionGuard.Verdict.refused(ReasonCode.UNSPECIFIED_ERROR) : v));
+            });
         }
     }
 
-    private void authenticated(String requestId, ReasonCode verdict) {
+    private void authenticated(String requestId, SessionGuard.Verdict verdict) {
         Pending p = pending.get(requestId);
         if (p == null) {
             return; // timed out meanwhile
         }
-        ReasonCode code = verdict.isError() ? verdict
-                : p.connect().will() == null ? ReasonCode.SUCCESS : guard.authorizeWill(clientId, p.connect().will());
+        ReasonCode code = verdict.code();
         if (code.isError()) {
             pending.remove(requestId);
             p.timeout().cancel(false);
@@ -119,12 +138,16 @@ final class ConnectWaits {
             refused.run();
             return;
         }
+        p = p.authenticated(verdict);
+        pending.put(requestId, p);
         Packet.Connect connect = p.connect();
         long expiry = Math.min(SessionLifetime.requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
-        SessionState.PendingWill will = connect.will() == null ? null
+        // A will the client may not publish is dropped when it would be published; the cluster
+        // (which publishes it should this node go) is not given it at all.
+        SessionState.PendingWill will = connect.will() == null || !willAllowed(p.access(), connect.will()) ? null
                 : new SessionState.PendingWill(SessionLifetime.willMessage(clientId, services.clock().getAsLong(),
                         connect.will()), connect.will().delaySeconds());
-        String type = services.clientTypes().of(clientId);
+        String type = verdict.clientType() != null ? verdict.clientType() : services.clientTypes().of(clientId);
         SessionEvent.Connect event = new SessionEvent.Connect(requestId, clientId, services.nodeId(),
                 services.cluster().incarnation(), connect.cleanStart(), expiry, will, type);
         if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null

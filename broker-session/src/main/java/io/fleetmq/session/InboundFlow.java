@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +35,7 @@ final class InboundFlow {
     private final SessionServices services;
     private final Connection connection;
     private final InboundQos2 qos2;
-    private final SessionGuard guard;
+    private final Supplier<ClientAccess> access;
     private final Consumer<Runnable> tell;
     private final LongSupplier sessionExpiry;
     private final BiConsumer<ReasonCode, String> disconnect;
@@ -47,13 +48,13 @@ final class InboundFlow {
      * @param sessionExpiry the session's expiry interval now
      * @param disconnect    ends the connection with a reason code (a DISCONNECT for MQTT 5), publishing its will
      */
-    InboundFlow(String clientId, SessionServices services, Connection connection, InboundQos2 qos2, SessionGuard guard,
+    InboundFlow(String clientId, SessionServices services, Connection connection, InboundQos2 qos2, Supplier<ClientAccess> access,
             Consumer<Runnable> tell, LongSupplier sessionExpiry, BiConsumer<ReasonCode, String> disconnect) {
         this.clientId = clientId;
         this.services = services;
         this.connection = connection;
         this.qos2 = qos2;
-        this.guard = guard;
+        this.access = access;
         this.tell = tell;
         this.sessionExpiry = sessionExpiry;
         this.disconnect = disconnect;
@@ -113,10 +114,15 @@ final class InboundFlow {
             refuse(p, ReasonCode.PAYLOAD_FORMAT_INVALID, "payload is not valid UTF-8");
             return false;
         }
-        ReasonCode allowed = guard.authorizePublish(clientId, topic, p.qos(), p.retain());
+        ClientAccess rights = access.get();
+        ReasonCode allowed = rights.authorizePublish(topic, p.qos(), p.retain());
         if (allowed.isError()) {
-            if (p.qos() > 0) {
-                refuse(p, allowed, "not authorized");
+            services.drops().count(MessageDrops.Reason.NOT_AUTHORIZED);
+            if (rights.disconnectOnDenied()) {
+                disconnect.accept(allowed, "not authorized to publish to " + topic);
+            } else if (p.qos() > 0) {
+                // MQTT 5: PUBACK/PUBREC 0x87. 3.1.1 has no code for it: the PUBLISH is acknowledged and dropped.
+                refuse(p, connection.version().isV5() ? allowed : ReasonCode.SUCCESS, "not authorized");
             }
             return false;
         }

@@ -36,7 +36,9 @@ public final class MessageDrops {
         /** The session failed while handling it (a defect, logged with the client ID). */
         DELIVERY_FAILED,
         /** A stored record (DEVICE queue entry, backlog record) that does not decode. */
-        MALFORMED_RECORD
+        MALFORMED_RECORD,
+        /** A PUBLISH or will to a topic its client may not publish to. */
+        NOT_AUTHORIZED
     }
 
     private final MeterRegistry registry;

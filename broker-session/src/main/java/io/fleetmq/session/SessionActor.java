@@ -38,7 +38,8 @@ public final class SessionActor {
     private final SessionServices services;
     private final SessionRegistry registry;
     private final Mailbox mailbox;
-    private final SessionGuard guard = SessionGuard.ALLOW_ALL;
+    /** What the client may do, as its authentication (or a later review) decided. */
+    private ClientAccess access = ClientAccess.ALLOW_ALL;
     /** Read by other threads (routing shared subscriptions); written only by the actor. */
     private volatile boolean online;
     private volatile boolean ended;
@@ -73,13 +74,14 @@ public final class SessionActor {
         this.registry = registry;
         this.mailbox = new Mailbox(services.actorPool(), "session " + clientId, this::endOfTurn);
         this.inboundQos2 = new InboundQos2(clientId, services.qos2Receipts(), services.meters());
-        this.lifetime = new SessionLifetime(clientId, services, mailbox, this::onWillDue, this::onExpired);
-        this.connects = new ConnectWaits(clientId, services, guard, mailbox::tell, () -> epoch, this::accept,
+        this.lifetime = new SessionLifetime(clientId, services, mailbox, this::onWillDue, this::onExpired,
+                will -> ConnectWaits.willAllowed(access, will));
+        this.connects = new ConnectWaits(clientId, services, services.guard(), mailbox::tell, () -> epoch, this::accept,
                 this::connectRefused, next -> inboundQos2.resume(mailbox::tell, next));
-        this.inbound = new InboundFlow(clientId, services, connection, inboundQos2, guard, mailbox::tell,
+        this.inbound = new InboundFlow(clientId, services, connection, inboundQos2, () -> access, mailbox::tell,
                 lifetime::expirySeconds, (code, reason) -> disconnect(code, reason, true));
         this.outbound = new OutboundFlow(services, connection);
-        this.subscriptions = new Subscriptions(clientId, services, guard, () -> epoch);
+        this.subscriptions = new Subscriptions(clientId, services, () -> access, () -> epoch);
         this.deviceQueue = new DeviceQueueReader(clientId, services, connection, outbound, mailbox::tell, this::pump);
         this.appBacklogs = new AppBacklogReader(clientId, services, connection, outbound, mailbox::tell);
         this.inbox = new DeliveryInbox(clientId, services, mailbox, this::onDeliver);
@@ -220,6 +222,15 @@ public final class SessionActor {
         mailbox.tell(() -> disconnect(ReasonCode.ADMINISTRATIVE_ACTION, reason, true));
     }
 
+    /**
+     * The security settings changed (a credential, its rules, a blocked entry): {@code review} decides
+     * in the session's next turn whether it keeps its rights, gets new ones (subscriptions they forbid
+     * are removed), or its client is disconnected.
+     */
+    public void review(ClientAccess.Review review) {
+        mailbox.tell(() -> onReview(review));
+    }
+
     // ======================================================================== packets from the client
 
     private void onPacketFrom(ClientConnection conn, Packet packet) {
@@ -272,9 +283,25 @@ public final class SessionActor {
         }
     }
 
+    private void onReview(ClientAccess.Review review) {
+        if (epoch == 0 && !connection.isOnline()) {
+            return; // no session yet: its CONNECT is authenticated with the new settings
+        }
+        ClientConnection conn = connection.current();
+        ClientAccess.Outcome outcome = review.review(new ClientAccess.Subject(clientId, access,
+                conn == null ? null : conn.address(), conn != null));
+        if (outcome.replacement() != null) {
+            access = outcome.replacement();
+            subscriptions.keepAllowed(access, applicationBacklogs() ? appBacklogs : null);
+        }
+        if (outcome.disconnect() != null) {
+            disconnect(outcome.disconnect(), outcome.reason(), true);
+        }
+    }
+
     /** MQTT 5 enhanced authentication and re-authentication [MQTT-4.12]; see {@link SessionGuard}. */
     private void onAuth(Packet.Auth auth) {
-        ReasonCode answer = guard.authenticate(clientId, auth);
+        ReasonCode answer = services.guard().authenticate(clientId, auth);
         if (answer == null) {
             throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH without an authentication method");
         }
@@ -389,7 +416,13 @@ public final class SessionActor {
         } else if (subscriptions.isEmpty()) {
             subscriptions.adopt();
         }
-        clientType = services.clientTypes().of(clientId);
+        access = p.access();
+        clientType = p.verdict() != null && p.verdict().clientType() != null ? p.verdict().clientType()
+                : services.clientTypes().of(clientId);
+        if (sessionPresent) {
+            // The session's subscriptions were made under the rights of an earlier connection.
+            subscriptions.keepAllowed(access, null);
+        }
         connection.attach(conn, connect, services.limits());
         online = true;
         inbound.connected();

@@ -1,30 +1,61 @@
 package io.fleetmq.session;
 
 import io.fleetmq.core.mqtt.Packet;
+import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ReasonCode;
+import java.net.InetAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Who may do what: the places where a session asks before it accepts a client, a PUBLISH, a
- * SUBSCRIBE or a will, and before it reads more from a publisher. Called on the session's actor
- * thread; an answer that needs I/O (authentication) is a future, completed on any thread. The
- * default allows everything, as the broker does without security settings.
+ * Who may connect: the node's authentication of CONNECTs, asked before the connect sequence so
+ * that an unauthenticated CONNECT never takes over a session or triggers its will. Its answer
+ * carries the {@link ClientAccess} the session then checks PUBLISH, SUBSCRIBE and the will against.
+ * The default lets everyone in with every right, as the broker does without security settings.
  */
 public interface SessionGuard {
 
-    /** Allows everything. */
+    /** Lets everyone in, with every right. */
     SessionGuard ALLOW_ALL = new SessionGuard() {
     };
 
     /**
-     * Authentication of a CONNECT, before the connect sequence is asked: SUCCESS, or the reason code
-     * of the refusing CONNACK (0x86, 0x87, 0x8C for an unsupported authentication method).
-     * MQTT 5 enhanced authentication (AUTH exchanges, [MQTT-4.12]) and re-authentication go through
-     * {@link #authenticate(String, Packet.Auth)}.
+     * What authentication knows of a CONNECT.
+     *
+     * @param clientId the client ID (the one the broker assigned, if the client sent none)
+     * @param address  the client's IP address, or null if unknown
+     * @param tls      whether the connection is encrypted
      */
-    default CompletionStage<ReasonCode> authenticate(Packet.Connect connect) {
-        return CompletableFuture.completedFuture(ReasonCode.SUCCESS);
+    record ConnectRequest(String clientId, Packet.Connect connect, InetAddress address, boolean tls) {
+
+        public ProtocolVersion version() {
+            return connect.version();
+        }
+    }
+
+    /**
+     * The answer to a CONNECT.
+     *
+     * @param code       SUCCESS, or the reason code of the refusing CONNACK (0x86, 0x87, 0x88, 0x89, 0x8A)
+     * @param access     what the client may do (null when refused)
+     * @param clientType DEVICE or APPLICATION when the credential decides it, or null to go by the client ID
+     */
+    record Verdict(ReasonCode code, ClientAccess access, String clientType) {
+
+        public static Verdict allowed(ClientAccess access, String clientType) {
+            return new Verdict(ReasonCode.SUCCESS, access, clientType);
+        }
+
+        public static Verdict refused(ReasonCode code) {
+            return new Verdict(code, null, null);
+        }
+
+        public static final Verdict ALLOW_ALL = allowed(ClientAccess.ALLOW_ALL, null);
+    }
+
+    /** Authenticates a CONNECT; the future may complete on any thread and must not fail. */
+    default CompletionStage<Verdict> authenticate(ConnectRequest request) {
+        return CompletableFuture.completedFuture(Verdict.ALLOW_ALL);
     }
 
     /**
@@ -33,20 +64,5 @@ public interface SessionGuard {
      */
     default ReasonCode authenticate(String clientId, Packet.Auth auth) {
         return null;
-    }
-
-    /** Whether the client may publish to {@code topic}: SUCCESS, or the reason code to answer (0x87). */
-    default ReasonCode authorizePublish(String clientId, String topic, int qos, boolean retain) {
-        return ReasonCode.SUCCESS;
-    }
-
-    /** Whether the client may subscribe to {@code filter}: SUCCESS, or the reason code for its SUBACK entry. */
-    default ReasonCode authorizeSubscribe(String clientId, String filter, int qos) {
-        return ReasonCode.SUCCESS;
-    }
-
-    /** Whether the client may leave {@code will}: SUCCESS, or the reason code of the refusing CONNACK. */
-    default ReasonCode authorizeWill(String clientId, Packet.Will will) {
-        return ReasonCode.SUCCESS;
     }
 }

@@ -8,6 +8,7 @@ import io.fleetmq.core.mqtt.ReasonCode;
 import io.fleetmq.core.actor.ActorTimers;
 import io.fleetmq.core.actor.Mailbox;
 import java.time.Duration;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +27,7 @@ final class SessionLifetime {
     private final ActorTimers timers;
     private final Runnable onWillDue;
     private final Runnable onExpired;
+    private final Predicate<Packet.Will> willAllowed;
     private long expirySeconds;
     private Packet.Will will;
     /*
@@ -39,15 +41,17 @@ final class SessionLifetime {
     /**
      * @param onWillDue told when the will delay has passed
      * @param onExpired told when the session expiry interval has passed
+     * @param willAllowed whether the client may publish its will, asked when the will would be published
      */
     SessionLifetime(String clientId, SessionServices services, Mailbox mailbox, Runnable onWillDue,
-            Runnable onExpired) {
+            Runnable onExpired, Predicate<Packet.Will> willAllowed) {
         this.clientId = clientId;
         this.services = services;
         this.mailbox = mailbox;
         this.timers = new ActorTimers(services.timers());
         this.onWillDue = onWillDue;
         this.onExpired = onExpired;
+        this.willAllowed = willAllowed;
     }
 
     long expirySeconds() {
@@ -91,6 +95,9 @@ final class SessionLifetime {
      * @return the will that waits, for the cluster to publish should this node go; null if none does
      */
     SessionState.PendingWill disconnected(boolean publishWill) {
+        if (publishWill && will != null && !allowed(will)) {
+            will = null;
+        }
         if (publishWill && will != null) {
             long delay = will.delaySeconds();
             if (delay > 0 && expirySeconds > 0) {
@@ -158,6 +165,16 @@ final class SessionLifetime {
                 w.userProperties());
     }
 
+    /** The will is checked against the client's rights when it would be published; a refused one is counted. */
+    private boolean allowed(Packet.Will w) {
+        if (willAllowed.test(w)) {
+            return true;
+        }
+        services.drops().count(MessageDrops.Reason.NOT_AUTHORIZED);
+        log.debug("Will of {} to {} dropped: not authorized", clientId, w.topic());
+        return false;
+    }
+
     /** Publishes the will, if there is one, now. */
     void publishWillNow() {
         Packet.Will w = will;
@@ -166,7 +183,7 @@ final class SessionLifetime {
             willTimer.cancel();
             willTimer = null;
         }
-        if (w == null) {
+        if (w == null || !allowed(w)) {
             return;
         }
         BrokerMessage message = willMessage(w);

@@ -25,7 +25,18 @@ public record SessionServices(String nodeId, MqttLimits limits, PublishPort publ
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                               MessageDrops drops, LongSupplier clock, ClusterPort cluster,
                               DeviceQueueStore deviceQueues, ClientTypes clientTypes, AppBacklogStore appBacklogs,
-                              Qos2Receipts qos2Receipts) {
+                              Qos2Receipts qos2Receipts, SessionGuard guard) {
+
+    /** Without security: every client connects and may do everything. */
+    public SessionServices(String nodeId, MqttLimits limits, PublishPort publishLog, RetainedStore retainedStore,
+                           SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
+                           Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
+                           MessageDrops drops, LongSupplier clock, ClusterPort cluster,
+                           DeviceQueueStore deviceQueues, ClientTypes clientTypes, AppBacklogStore appBacklogs,
+                           Qos2Receipts qos2Receipts) {
+        this(nodeId, limits, publishLog, retainedStore, subscriptions, retained, actorPool, timers, meters, drops,
+                clock, cluster, deviceQueues, clientTypes, appBacklogs, qos2Receipts, SessionGuard.ALLOW_ALL);
+    }
 
     /** Over Kafka and Redis, as a node runs. */
     public SessionServices(String nodeId, MqttLimits limits, PublishLog publishLog, RetainedStore retainedStore,
@@ -33,9 +44,9 @@ public record SessionServices(String nodeId, MqttLimits limits, PublishPort publ
                            Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                            MessageDrops drops, LongSupplier clock, ClusterPort cluster,
                            DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs,
-                           Qos2Receipts qos2Receipts) {
+                           Qos2Receipts qos2Receipts, SessionGuard guard) {
         this(nodeId, limits, PublishPort.of(publishLog), retainedStore, subscriptions, retained, actorPool, timers,
                 meters, drops, clock, cluster, DeviceQueueStore.of(deviceQueues), clientTypes,
-                AppBacklogStore.of(appBacklogs), qos2Receipts);
+                AppBacklogStore.of(appBacklogs), qos2Receipts, guard);
     }
 }

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The session's subscriptions, by the filter as subscribed ({@code $share/g/f} for a shared one):
@@ -29,14 +30,14 @@ final class Subscriptions {
 
     private final String clientId;
     private final SessionServices services;
-    private final SessionGuard guard;
+    private final Supplier<ClientAccess> access;
     private final LongSupplier epoch;
     private final Map<String, Subscription> byFilter = new HashMap<>();
 
-    Subscriptions(String clientId, SessionServices services, SessionGuard guard, LongSupplier epoch) {
+    Subscriptions(String clientId, SessionServices services, Supplier<ClientAccess> access, LongSupplier epoch) {
         this.clientId = clientId;
         this.services = services;
-        this.guard = guard;
+        this.access = access;
         this.epoch = epoch;
     }
 
@@ -71,7 +72,8 @@ final class Subscriptions {
             }
             String filter = shared != null ? shared.filter() : t.filter();
             String group = shared != null ? shared.group() : null;
-            ReasonCode allowed = guard.authorizeSubscribe(clientId, t.filter(), t.qos());
+            // A shared subscription is checked on its filter; a refused one gets no retained messages either.
+            ReasonCode allowed = access.get().authorizeSubscribe(t.filter(), t.qos());
             if (allowed.isError()) {
                 codes.add(allowed);
                 continue;
@@ -135,6 +137,32 @@ final class Subscriptions {
             changed();
         }
         return new Packet.UnsubAck(u.packetId(), codes, null);
+    }
+
+    /**
+     * Removes the subscriptions that {@code rights} no longer allow (the client's rules changed, or it
+     * came back with other rights), here and on every node; {@code backlogs} as for {@link #subscribe}.
+     *
+     * @return how many were removed
+     */
+    int keepAllowed(ClientAccess rights, AppBacklogReader backlogs) {
+        List<String> forbidden = new ArrayList<>();
+        for (Map.Entry<String, Subscription> e : byFilter.entrySet()) {
+            if (rights.authorizeSubscribe(e.getKey(), e.getValue().qos()).isError()) {
+                forbidden.add(e.getKey());
+            }
+        }
+        for (String raw : forbidden) {
+            Subscription removed = byFilter.remove(raw);
+            services.subscriptions().remove(clientId, removed.topicFilter(), removed.shareGroup());
+            if (backlogs != null) {
+                backlogs.unsubscribed(raw);
+            }
+        }
+        if (!forbidden.isEmpty()) {
+            changed();
+        }
+        return forbidden.size();
     }
 
     /**

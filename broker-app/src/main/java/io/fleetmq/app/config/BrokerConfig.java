@@ -7,6 +7,7 @@ import io.fleetmq.persistence.redis.RedisSettings;
 import io.fleetmq.persistence.sql.DatabaseSettings;
 import io.fleetmq.session.MqttLimits;
 import io.fleetmq.transport.limits.ConnectionLimits;
+import io.fleetmq.app.security.SecuritySettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,6 +48,7 @@ public record BrokerConfig(
         int applicationSharedPartitions,
         int maxApplicationSessions,
         Duration applicationSharedGrace,
+        SecuritySettings security,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded) {
@@ -139,6 +141,7 @@ public record BrokerConfig(
                 s.integer("sessions.application-shared-partitions", 1, 1_000),
                 s.integer("sessions.max-application-sessions", 0, 1_000_000),
                 positive(s, "sessions.application-shared-grace"),
+                security(s),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),
@@ -162,6 +165,45 @@ public record BrokerConfig(
         } catch (IllegalArgumentException e) {
             throw s.invalid("embedded.redis-binary", raw, e.getMessage());
         }
+    }
+
+    private static SecuritySettings security(Settings s) {
+        String anonymous = s.string("auth.allow-anonymous");
+        SecuritySettings.Anonymous policy = switch (anonymous) {
+            case "auto" -> SecuritySettings.Anonymous.AUTO;
+            case "true" -> SecuritySettings.Anonymous.TRUE;
+            case "false" -> SecuritySettings.Anonymous.FALSE;
+            default -> throw s.invalid("auth.allow-anonymous", anonymous, "must be auto, true or false");
+        };
+        String deny = s.string("auth.deny-action");
+        boolean disconnect = switch (deny) {
+            case "ignore" -> false;
+            case "disconnect" -> true;
+            default -> throw s.invalid("auth.deny-action", deny, "must be ignore or disconnect");
+        };
+        int threads = s.integer("auth.threads", 0, 1_024);
+        return new SecuritySettings(policy, rules(s, "auth.anonymous-publish"), rules(s, "auth.anonymous-subscribe"),
+                disconnect, threads == 0 ? Math.max(2, Runtime.getRuntime().availableProcessors()) : threads,
+                s.integer("auth.max-pending", 1, 1_000_000), s.duration("auth.cache-ttl"),
+                positive(s, "auth.refused-retention"));
+    }
+
+    /** Topic filters separated by commas, each a valid rule. */
+    private static java.util.List<String> rules(Settings s, String key) {
+        String raw = s.string(key);
+        java.util.List<String> rules = new java.util.ArrayList<>();
+        for (String part : raw.split(",")) {
+            String rule = part.strip();
+            if (rule.isEmpty()) {
+                continue;
+            }
+            String problem = io.fleetmq.core.security.TopicRules.validate(rule);
+            if (problem != null) {
+                throw s.invalid(key, raw, "rule '" + rule + "': " + problem);
+            }
+            rules.add(rule);
+        }
+        return rules;
     }
 
     private static ConnectionLimits connectionLimits(Settings s) {

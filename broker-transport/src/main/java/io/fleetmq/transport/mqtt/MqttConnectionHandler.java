@@ -470,4 +470,14 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     public String remoteAddress() {
         return channel == null ? "?" : String.valueOf(channel.remoteAddress());
     }
+
+    @Override
+    public java.net.InetAddress address() {
+        return channel != null && channel.remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress() : null;
+    }
+
+    @Override
+    public boolean secure() {
+        return channel != null && channel.pipeline().get(io.netty.handler.ssl.SslHandler.class) != null;
+    }
 }

@@ -1,0 +1,100 @@
+package io.fleetmq.app.security;
+
+import io.fleetmq.core.security.Credential;
+import java.nio.charset.StandardCharsets;
+import java.security.InvalidKeyException;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Recent answers, reused for a short time so that reconnecting fleets do not cost a PostgreSQL read
+ * and a password hash per CONNECT: the credentials read for a (user name, client ID), and successful
+ * password checks. A check is remembered as an HMAC of the password under a key that lives only in
+ * this node's memory, bound to the stored hash, never the password itself. Dropped whole on any
+ * change of a credential.
+ */
+final class CredentialCache {
+
+    /** Entries of each kind; beyond, the kind is emptied (a crude bound that a storm cannot grow past). */
+    static final int MAX_ENTRIES = 100_000;
+
+    private record Candidates(List<Credential> credentials, long until) {
+    }
+
+    private final long ttlNanos;
+    private final LongSupplier nanoClock;
+    private final byte[] key = new byte[32];
+    private final Map<String, Candidates> candidates = new ConcurrentHashMap<>();
+    private final Map<String, Long> verified = new ConcurrentHashMap<>();
+
+    CredentialCache(java.time.Duration ttl, LongSupplier nanoClock) {
+        this.ttlNanos = ttl.toNanos();
+        this.nanoClock = nanoClock;
+        new SecureRandom().nextBytes(key);
+    }
+
+    /** The credentials read for this pair within the TTL, or null. */
+    List<Credential> candidates(String username, String clientId) {
+        Candidates c = candidates.get(pairKey(username, clientId));
+        return c != null && c.until() - nanoClock.getAsLong() > 0 ? c.credentials() : null;
+    }
+
+    void putCandidates(String username, String clientId, List<Credential> read) {
+        if (ttlNanos <= 0) {
+            return;
+        }
+        if (candidates.size() >= MAX_ENTRIES) {
+            candidates.clear();
+        }
+        candidates.put(pairKey(username, clientId), new Candidates(List.copyOf(read), nanoClock.getAsLong() + ttlNanos));
+    }
+
+    /** Whether {@code password} matched {@code c}'s current hash within the TTL. */
+    boolean verified(Credential c, byte[] password) {
+        Long until = verified.get(checkKey(c, password));
+        return until != null && until - nanoClock.getAsLong() > 0;
+    }
+
+    void putVerified(Credential c, byte[] password) {
+        if (ttlNanos <= 0) {
+            return;
+        }
+        if (verified.size() >= MAX_ENTRIES) {
+            verified.clear();
+        }
+        verified.put(checkKey(c, password), nanoClock.getAsLong() + ttlNanos);
+    }
+
+    void clear() {
+        candidates.clear();
+        verified.clear();
+    }
+
+    private static String pairKey(String username, String clientId) {
+        // \u0000 cannot occur in MQTT strings [MQTT-1.5.4-2], so the pair is unambiguous.
+        return (username == null ? "\u0000" : username + "\u0000" + "u") + "\u0000" + clientId;
+    }
+
+    private String checkKey(Credential c, byte[] password) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.update(c.passwordHash().getBytes(StandardCharsets.UTF_8));
+            mac.update((byte) 0);
+            byte[] digest = mac.doFinal(password);
+            String k = c.id() + ":" + Base64.getEncoder().encodeToString(digest);
+            Arrays.fill(digest, (byte) 0);
+            return k;
+        } catch (NoSuchAlgorithmException | InvalidKeyException e) {
+            throw new IllegalStateException("HmacSHA256 unavailable", e);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+package io.fleetmq.app.security;
+
+import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.core.security.BlockEntry;
+import io.fleetmq.core.security.BlockList;
+import io.fleetmq.core.security.Credential;
+import io.fleetmq.core.security.RefusedConnection;
+import io.fleetmq.core.security.SecurityChange;
+import io.fleetmq.core.security.TopicRules;
+import io.fleetmq.persistence.auth.PasswordHashes;
+import io.fleetmq.persistence.security.BlockedClients;
+import io.fleetmq.persistence.security.Credentials;
+import io.fleetmq.persistence.security.RefusedConnections;
+import io.fleetmq.session.ClientAccess;
+import io.fleetmq.session.SessionGuard;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Authentication and authorization of MQTT clients on one node: CONNECTs are checked against the
+ * blocked clients (in memory) and the credentials in PostgreSQL, off the event loops on a bounded
+ * pool; the answer carries the client's rights ({@link RuleAccess}). Changes announced by any node
+ * reach {@link #changed}: caches are dropped, the blocked list is read again, and the sessions of
+ * this node are reviewed (new rules apply, a deleted credential or a blocked client is disconnected).
+ */
+public final class MqttSecurity implements SessionGuard, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(MqttSecurity.class);
+
+    private final SecuritySettings settings;
+    private final boolean anonymousAllowed;
+    private final Credentials credentials;
+    private final BlockedClients blocked;
+    private final PasswordHashes hashes = new PasswordHashes();
+    private final CredentialCache cache;
+    private final RefusedLog refusedLog;
+    private final Clock clock;
+    private final ThreadPoolExecutor pool;
+    private final ExecutorService changes;
+    private final ScheduledExecutorService timer;
+    private final TopicRules anonymousPublish;
+    private final TopicRules anonymousSubscribe;
+    private volatile BlockList blockList = BlockList.EMPTY;
+    /** False while the cluster is known to hold no credential: CONNECTs then skip PostgreSQL. */
+    private volatile boolean credentialsExist = true;
+    private volatile Consumer<ClientAccess.Review> sessions = review -> { };
+
+    /**
+     * @param anonymousAllowed what {@code settings.allowAnonymous()} resolved to for this node's listeners
+     */
+    public MqttSecurity(SecuritySettings settings, boolean anonymousAllowed, Credentials credentials,
+            BlockedClients blocked, RefusedConnections refused, MeterRegistry meters, Clock clock) {
+        this.settings = settings;
+        this.anonymousAllowed = anonymousAllowed;
+        this.credentials = credentials;
+        this.blocked = blocked;
+        this.clock = clock;
+        this.cache = new CredentialCache(settings.cacheTtl(), System::nanoTime);
+        this.refusedLog = new RefusedLog(refused, meters, clock, settings.refusedRetention());
+        this.anonymousPublish = TopicRules.of(settings.anonymousPublish());
+        this.anonymousSubscribe = TopicRules.of(settings.anonymousSubscribe());
+        this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
+                new ThreadPoolExecutor.AbortPolicy());
+        this.changes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("fleetmq-security-changes", true));
+        this.timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("fleetmq-security-timer", true));
+        Gauge.builder("fleetmq.auth.pending", pool, p -> p.getQueue().size())
+                .description("CONNECTs waiting for a password check or a credential read")
+                .register(meters);
+        timer.scheduleWithFixedDelay(this::flushRefused, 1, 1, TimeUnit.SECONDS);
+        // Also picks up a change whose announcement was lost, and entries that expire.
+        timer.scheduleWithFixedDelay(this::reloadQuietly, 30, 30, TimeUnit.SECONDS);
+    }
+
+    /** Whether clients that no credential matches may connect. */
+    public boolean anonymousAllowed() {
+        return anonymousAllowed;
+    }
+
+    /**
+     * Forgets everything read before and reads the blocked list and whether credentials exist again;
+     * called when a node incarnation starts, after its change follower is positioned.
+     *
+     * @param sessions reviews every session of the incarnation
+     */
+    public void resync(Consumer<ClientAccess.Review> sessions) {
+        this.sessions = sessions;
+        cache.clear();
+        reloadQuietly();
+    }
+
+    // ======================================================================== CONNECT
+
+    @Override
+    public CompletionStage<Verdict> authenticate(ConnectRequest request) {
+        Optional<BlockEntry> block = blockList.match(request.clientId(), request.connect().username(),
+                request.address(), clock.instant());
+        if (block.isPresent()) {
+            return CompletableFuture.completedFuture(refuse(request, ReasonCode.BANNED, RefusedConnection.BLOCKED));
+        }
+        if (!credentialsExist) {
+            return CompletableFuture.completedFuture(anonymous(request));
+        }
+        CompletableFuture<Verdict> verdict = new CompletableFuture<>();
+        try {
+            pool.execute(() -> {
+                try {
+                    verdict.complete(check(request));
+                } catch (RuntimeException e) {
+                    log.warn("{}: authentication failed: {}", request.clientId(), e.toString());
+                    verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // A storm of CONNECTs (bad passwords cost a hash each) is refused beyond the bound.
+            return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
+        }
+        return verdict;
+    }
+
+    private Verdict check(ConnectRequest request) {
+        String username = request.connect().username();
+        byte[] password = request.connect().password();
+        List<Credential> candidates = cache.candidates(username, request.clientId());
+        if (candidates == null) {
+            try {
+                candidates = credentials.candidates(username, request.clientId());
+            } catch (RuntimeException e) {
+                // PostgreSQL away: clients without credentials are anonymous as ever; others wait for it.
+                if (username == null && password == null && anonymousAllowed) {
+                    return anonymous(request);
+                }
+                log.debug("{}: credentials unavailable: {}", request.clientId(), e.getMessage());
+                return refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE);
+            }
+            cache.putCandidates(username, request.clientId(), candidates);
+        }
+        for (Credential c : candidates) {
+            if (c.passwordHash() == null || password != null && passwordMatches(c, password)) {
+                return Verdict.allowed(access(c, request.clientId(), username), c.clientType());
+            }
+        }
+        if (!candidates.isEmpty()) {
+            return refuse(request, ReasonCode.BAD_USER_NAME_OR_PASSWORD, RefusedConnection.BAD_CREDENTIALS);
+        }
+        return anonymous(request);
+    }
+
+    private boolean passwordMatches(Credential c, byte[] password) {
+        if (cache.verified(c, password)) {
+            return true;
+        }
+        boolean matched = hashes.verify(password, c.passwordHash());
+        if (matched) {
+            cache.putVerified(c, password);
+        }
+        return matched;
+    }
+
+    /** A CONNECT that no credential matches. */
+    private Verdict anonymous(ConnectRequest request) {
+        if (anonymousAllowed) {
+            return Verdict.allowed(new RuleAccess(null, request.connect().username(), request.clientId(),
+                    anonymousPublish, anonymousSubscribe, settings.denyDisconnect()), null);
+        }
+        // Never say which part was wrong: a user name or password that matches nothing is "bad".
+        boolean triedCredentials = request.connect().username() != null || request.connect().password() != null;
+        return triedCredentials
+                ? refuse(request, ReasonCode.BAD_USER_NAME_OR_PASSWORD, RefusedConnection.BAD_CREDENTIALS)
+                : refuse(request, ReasonCode.NOT_AUTHORIZED, RefusedConnection.ANONYMOUS_REFUSED);
+    }
+
+    private RuleAccess access(Credential c, String clientId, String username) {
+        return new RuleAccess(c.id(), username, clientId, TopicRules.of(c.publish()), TopicRules.of(c.subscribe()),
+                settings.denyDisconnect());
+    }
+
+    private Verdict refuse(ConnectRequest request, ReasonCode code, String reason) {
+        refusedLog.refused(request, reason);
+        return Verdict.refused(code);
+    }
+
+    // ======================================================================== changes
+
+    /** A change announced by any node (this one too); applied on a thread of its own. */
+    public void changed(SecurityChange change) {
+        try {
+            changes.execute(() -> apply(change));
+        } catch (RejectedExecutionException e) {
+            log.debug("Security change {} not applied: stopping", change);
+        }
+    }
+
+    private void apply(SecurityChange change) {
+        switch (change.kind()) {
+            case CREDENTIAL -> credentialChanged(change);
+            case BLOCKED -> blockedChanged();
+            case ADMIN_TOKEN -> { } // tokens are read from PostgreSQL on every call
+        }
+    }
+
+    private void credentialChanged(SecurityChange change) {
+        cache.clear();
+        refreshCredentialsExist();
+        if (change.deleted() || change.accessChanged()) {
+            // Its clients authenticated with what no longer holds: they connect again and are checked anew.
+            sessions.accept(s -> change.id().equals(s.access().credentialId())
+                    ? new ClientAccess.Outcome(RuleAccess.none(s.clientId(), s.access().username()),
+                            ReasonCode.NOT_AUTHORIZED, "credential changed")
+                    : ClientAccess.Outcome.KEEP);
+            return;
+        }
+        Optional<Credential> now;
+        try {
+            now = credentials.get(change.id());
+        } catch (RuntimeException e) {
+            log.warn("Credential {} changed but could not be read: {}; its clients keep their rules until they "
+                    + "reconnect", change.id(), e.getMessage());
+            return;
+        }
+        if (now.isEmpty()) {
+            credentialChanged(new SecurityChange(change.kind(), change.id(), true, true));
+            return;
+        }
+        Credential c = now.get();
+        sessions.accept(s -> change.id().equals(s.access().credentialId())
+                ? ClientAccess.Outcome.replace(access(c, s.clientId(), s.access().username()))
+                : ClientAccess.Outcome.KEEP);
+    }
+
+    private void blockedChanged() {
+        if (!reloadBlocked()) {
+            return;
+        }
+        BlockList list = blockList;
+        sessions.accept(s -> s.connected()
+                && list.match(s.clientId(), s.access().username(), s.address(), clock.instant()).isPresent()
+                ? ClientAccess.Outcome.disconnect(ReasonCode.ADMINISTRATIVE_ACTION, "blocked")
+                : ClientAccess.Outcome.KEEP);
+    }
+
+    private void reloadQuietly() {
+        reloadBlocked();
+        refreshCredentialsExist();
+    }
+
+    private boolean reloadBlocked() {
+        try {
+            blockList = BlockList.of(blocked.active(clock.instant()));
+            return true;
+        } catch (RuntimeException e) {
+            log.debug("Blocked clients not read: {}", e.getMessage());
+            return false;
+        }
+    }
+
+    private void refreshCredentialsExist() {
+        try {
+            credentialsExist = credentials.list(Credentials.Filter.NONE, 0, 1).total() > 0;
+        } catch (RuntimeException e) {
+            credentialsExist = true; // unknown: ask PostgreSQL on each CONNECT
+        }
+    }
+
+    private void flushRefused() {
+        refusedLog.flush();
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        changes.shutdownNow();
+        pool.shutdownNow();
+        refusedLog.flush();
+    }
+}

@@ -1,0 +1,29 @@
+package io.fleetmq.app.security;
+
+import io.fleetmq.core.mqtt.ReasonCode;
+import io.fleetmq.core.security.TopicRules;
+import io.fleetmq.session.ClientAccess;
+
+/**
+ * A client's rights as its credential's rules (or the anonymous rules) give them, with its client ID
+ * and user name filled in for the placeholders.
+ */
+record RuleAccess(String credentialId, String username, String clientId, TopicRules publish, TopicRules subscribe,
+        boolean disconnectOnDenied) implements ClientAccess {
+
+    /** No rights at all: what a client keeps between losing its credential and its disconnection. */
+    static RuleAccess none(String clientId, String username) {
+        return new RuleAccess(null, username, clientId, TopicRules.of(java.util.List.of()),
+                TopicRules.of(java.util.List.of()), false);
+    }
+
+    @Override
+    public ReasonCode authorizePublish(String topic, int qos, boolean retain) {
+        return publish.allowsPublish(topic, clientId, username) ? ReasonCode.SUCCESS : ReasonCode.NOT_AUTHORIZED;
+    }
+
+    @Override
+    public ReasonCode authorizeSubscribe(String filter, int qos) {
+        return subscribe.allowsSubscribe(filter, clientId, username) ? ReasonCode.SUCCESS : ReasonCode.NOT_AUTHORIZED;
+    }
+}

@@ -1,0 +1,36 @@
+package io.fleetmq.app.security;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How the node authenticates and authorizes MQTT clients (section {@code auth} of fleetmq.yml).
+ *
+ * @param allowAnonymous     whether clients that no credential matches may connect: {@code auto} (only
+ *                           while every MQTT listener is bound to a loopback address), {@code true}, {@code false}
+ * @param anonymousPublish   the publish rules of anonymous clients
+ * @param anonymousSubscribe the subscribe rules of anonymous clients
+ * @param denyDisconnect     a PUBLISH that is not allowed ends the connection (deny action {@code disconnect})
+ *                           instead of being answered and dropped ({@code ignore})
+ * @param threads            threads that check passwords and read credentials
+ * @param maxPending         CONNECTs that may wait for those threads; beyond, 0x89 Server busy
+ * @param cacheTtl           how long a credential read from PostgreSQL and a successful password check are reused
+ * @param refusedRetention   how long the log of refused connections keeps an entry
+ */
+public record SecuritySettings(Anonymous allowAnonymous, List<String> anonymousPublish,
+        List<String> anonymousSubscribe, boolean denyDisconnect, int threads, int maxPending, Duration cacheTtl,
+        Duration refusedRetention) {
+
+    public enum Anonymous { AUTO, TRUE, FALSE }
+
+    public SecuritySettings {
+        anonymousPublish = List.copyOf(anonymousPublish);
+        anonymousSubscribe = List.copyOf(anonymousSubscribe);
+    }
+
+    public static SecuritySettings defaults() {
+        return new SecuritySettings(Anonymous.AUTO, List.of("#"), List.of("#"), false,
+                Math.max(2, Runtime.getRuntime().availableProcessors()), 1000, Duration.ofSeconds(60),
+                Duration.ofDays(7));
+    }
+}
