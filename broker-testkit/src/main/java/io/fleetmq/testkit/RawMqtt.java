@@ -195,6 +195,32 @@ public final class RawMqtt implements AutoCloseable {
         return packet(0x10, body.toByteArray());
     }
 
+    /**
+     * A CONNECT with clean start, keep alive 60 s, no properties, and a user name and password
+     * (either may be null: then its flag is not set).
+     */
+    public static byte[] connectWithCredentials(int level, String clientId, String username, byte[] password) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        writeString(body, "MQTT");
+        body.write(level);
+        body.write(0x02 | (username != null ? 0x80 : 0) | (password != null ? 0x40 : 0));
+        body.write(0);
+        body.write(60);
+        if (level == 5) {
+            body.write(0); // no properties
+        }
+        writeString(body, clientId);
+        if (username != null) {
+            writeString(body, username);
+        }
+        if (password != null) {
+            body.write(password.length >> 8);
+            body.write(password.length & 0xFF);
+            body.writeBytes(password);
+        }
+        return packet(0x10, body.toByteArray());
+    }
+
     /** An MQTT 5 SUBSCRIBE of one filter with options byte {@code options} (QoS in the low bits). */
     public static byte[] subscribeV5(int packetId, String filter, int options) {
         ByteArrayOutputStream body = new ByteArrayOutputStream();

@@ -117,6 +117,10 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         if (!credentialsExist) {
             return CompletableFuture.completedFuture(anonymous(request));
         }
+        Verdict cached = fromCache(request);
+        if (cached != null) {
+            return CompletableFuture.completedFuture(cached); // no hash, no PostgreSQL: not behind a storm
+        }
         CompletableFuture<Verdict> verdict = new CompletableFuture<>();
         try {
             pool.execute(() -> {
@@ -132,6 +136,21 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
         }
         return verdict;
+    }
+
+    /** The verdict for a client that connected with the same credential and password recently, or null. */
+    private Verdict fromCache(ConnectRequest request) {
+        String username = request.connect().username();
+        List<Credential> candidates = cache.candidates(username, request.clientId());
+        if (candidates == null || candidates.isEmpty()) {
+            return null;
+        }
+        Credential first = candidates.get(0);
+        byte[] password = request.connect().password();
+        if (first.passwordHash() == null || password != null && cache.verified(first, password)) {
+            return Verdict.allowed(access(first, request.clientId(), username), first.clientType());
+        }
+        return null;
     }
 
     private Verdict check(ConnectRequest request) {

@@ -1,0 +1,65 @@
+package io.fleetmq.app.support;
+
+import io.fleetmq.persistence.sql.Database;
+import io.fleetmq.persistence.sql.DatabaseSettings;
+import io.fleetmq.testkit.TestServices;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A database of its own on the test kit's PostgreSQL, for tests whose credentials and blocked
+ * clients must not reach the nodes of other tests (which share the kit's default database).
+ */
+public final class PrivateDatabase implements AutoCloseable {
+
+    private final String url;
+    private final Database database;
+
+    private PrivateDatabase(String url, Database database) {
+        this.url = url;
+        this.database = database;
+    }
+
+    public static PrivateDatabase create() {
+        TestServices s = TestServices.shared();
+        String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        try (Connection c = DriverManager.getConnection(s.databaseUrl(), s.databaseUser(), s.databasePassword());
+                Statement st = c.createStatement()) {
+            st.execute("CREATE DATABASE " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create test database " + name, e);
+        }
+        String base = s.databaseUrl();
+        int q = base.indexOf('?');
+        String query = q < 0 ? "" : base.substring(q);
+        String path = q < 0 ? base : base.substring(0, q);
+        String url = path.substring(0, path.lastIndexOf('/') + 1) + name + query;
+        Database db = Database.open(new DatabaseSettings(url, s.databaseUser(), s.databasePassword(), 4,
+                Duration.ofSeconds(5)));
+        return new PrivateDatabase(url, db);
+    }
+
+    public String url() {
+        return url;
+    }
+
+    public Database database() {
+        return database;
+    }
+
+    /** The environment that points a node at this database. */
+    public Map<String, String> env() {
+        TestServices s = TestServices.shared();
+        return Map.of("DATABASE_URL", url, "DATABASE_USER", s.databaseUser(), "DATABASE_PASSWORD", s.databasePassword());
+    }
+
+    @Override
+    public void close() {
+        database.close();
+    }
+}
