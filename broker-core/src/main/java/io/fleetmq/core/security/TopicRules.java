@@ -1,6 +1,10 @@
 package io.fleetmq.core.security;
 
+import io.fleetmq.core.topic.InvalidTopicException;
+import io.fleetmq.core.topic.SharedSubscription;
+import io.fleetmq.core.topic.TopicNames;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A credential's publish or subscribe rules: MQTT topic filters in which {@code ${clientid}} and
@@ -8,38 +12,334 @@ import java.util.List;
  * value that is empty or contains {@code +}, {@code #} or {@code /} makes that rule match nothing,
  * so a client cannot widen its rights by choosing its client ID or user name (no wildcard
  * injection). No rules: nothing is allowed.
+ *
+ * <p>Placeholders:
+ * <ul>
+ *   <li>{@code ${clientid}} and {@code ${username}} must each be a whole level
+ *       ({@code devices/${clientid}/telemetry}, {@code ${username}/#}); {@code a${clientid}} is invalid.
+ *   <li>A value that is null, empty, or not a valid single level (contains {@code /}, {@code +},
+ *       {@code #} or U+0000) makes the rule that uses it match nothing; the other rules still apply.
+ *   <li>A placeholder in the first level does not match a value starting with {@code $}: a client
+ *       named {@code $SYS} does not reach the server's {@code $} topics through {@code ${clientid}/#}.
+ *   <li>{@code ${cn}} (the certificate's common name) is accepted so rules can be written ahead, but
+ *       until X.509 authentication provides a value, a rule using it matches nothing.
+ *   <li>Any other {@code ${...}} is invalid.
+ * </ul>
+ *
+ * <p>A rule is a plain filter, never {@code $share/...}: a shared subscription is checked on the
+ * filter inside it, so a rule naming the share itself would never match.
+ *
+ * <p>Rules are split into levels once; checking a PUBLISH walks the strings in place without
+ * allocating. Instances are immutable and safe to share between threads.
  */
 public final class TopicRules {
 
-    private TopicRules() {
-        throw new UnsupportedOperationException("stub");
+    /** No rules: nothing is allowed. */
+    public static final TopicRules NONE = new TopicRules(List.of(), new Rule[0]);
+
+    static final String CLIENT_ID_PLACEHOLDER = "${clientid}";
+    static final String USERNAME_PLACEHOLDER = "${username}";
+    static final String CN_PLACEHOLDER = "${cn}";
+
+    // Kinds of a compiled rule level.
+    private static final byte LITERAL = 0;
+    private static final byte SINGLE = 1;
+    private static final byte MULTI = 2;
+    private static final byte CLIENT_ID = 3;
+    private static final byte USERNAME = 4;
+    private static final byte NOTHING = 5; // ${cn}: no value yet
+
+    private final List<String> filters;
+    private final Rule[] rules;
+
+    private TopicRules(List<String> filters, Rule[] rules) {
+        this.filters = filters;
+        this.rules = rules;
     }
 
-    /** Compiles {@code filters}; each must pass {@link #validate(String)}. */
+    /**
+     * Compiles {@code filters}; each must pass {@link #validate(String)}.
+     *
+     * @throws IllegalArgumentException naming the first invalid filter and why
+     */
     public static TopicRules of(List<String> filters) {
-        throw new UnsupportedOperationException("stub");
+        Objects.requireNonNull(filters, "filters");
+        if (filters.isEmpty()) {
+            return NONE;
+        }
+        List<String> copy = List.copyOf(filters);
+        Rule[] rules = new Rule[copy.size()];
+        for (int i = 0; i < rules.length; i++) {
+            String reason = validate(copy.get(i));
+            if (reason != null) {
+                throw new IllegalArgumentException(reason);
+            }
+            rules[i] = compile(copy.get(i));
+        }
+        return new TopicRules(copy, rules);
     }
 
-    /** Null if {@code filter} is a valid rule, else a one-line reason (for a 400 answer). */
+    /**
+     * Null if {@code filter} is a valid rule, else a one-line reason (for a 400 answer) that quotes
+     * the filter, so a caller only has to say which field it came from.
+     */
     public static String validate(String filter) {
-        throw new UnsupportedOperationException("stub");
+        if (filter == null || filter.isEmpty()) {
+            return "a rule must not be empty";
+        }
+        try {
+            TopicNames.validateTopicFilter(filter);
+        } catch (InvalidTopicException e) {
+            return "rule '" + shorten(filter) + "': " + e.getMessage();
+        }
+        if (filter.startsWith(SharedSubscription.PREFIX)) {
+            return "rule '" + shorten(filter) + "': a rule is a plain topic filter;"
+                    + " a shared subscription is checked on the filter after '$share/<group>/'";
+        }
+        for (String level : TopicNames.levels(filter)) {
+            int open = level.indexOf("${");
+            if (open < 0) {
+                continue;
+            }
+            if (isPlaceholder(level)) {
+                continue;
+            }
+            int close = level.indexOf('}', open);
+            if (close < 0) {
+                return "rule '" + shorten(filter) + "': '${' in '" + level + "' starts a placeholder that is not"
+                        + " closed with '}'";
+            }
+            if (open == 0 && close == level.length() - 1) {
+                return "rule '" + shorten(filter) + "': unknown placeholder '" + level
+                        + "' (known: ${clientid}, ${username}, ${cn})";
+            }
+            return "rule '" + shorten(filter) + "': a placeholder must be a whole topic level"
+                    + " (like 'devices/${clientid}/telemetry'), not part of '" + level + "'";
+        }
+        return null;
     }
 
-    /** Whether a PUBLISH to the topic name {@code topic} is allowed. */
+    /**
+     * Whether a PUBLISH to the topic name {@code topic} is allowed: some rule, with its placeholders
+     * replaced, matches it as a subscription filter would ({@code a/#} matches {@code a}; a rule
+     * starting with a wildcard does not match a topic starting with {@code $}). The topic is assumed
+     * valid (the session checks it first); one holding a wildcard is never allowed.
+     */
     public boolean allowsPublish(String topic, String clientId, String username) {
-        throw new UnsupportedOperationException("stub");
+        if (rules.length == 0 || topic == null || topic.isEmpty()
+                || topic.indexOf(TopicNames.SINGLE_LEVEL) >= 0 || topic.indexOf(TopicNames.MULTI_LEVEL) >= 0) {
+            return false;
+        }
+        String id = usableValue(clientId);
+        String user = usableValue(username);
+        for (Rule rule : rules) {
+            if (rule.matchesTopic(topic, id, user)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
      * Whether a subscription to {@code filter} is allowed: some rule must match every topic the
      * filter matches (a rule {@code a/+} allows {@code a/b} and {@code a/+}, not {@code a/#}). A shared
-     * subscription {@code $share/<group>/<filter>} is checked on its filter.
+     * subscription {@code $share/<group>/<filter>} is checked on its filter. An invalid filter is
+     * never allowed.
+     *
+     * <p>Level by level: a literal rule level (or a placeholder's value) covers only the same literal;
+     * {@code +} covers a literal or {@code +}; {@code #} covers the rest of the filter, whatever it is,
+     * and also its parent level ({@code a/#} allows {@code a}); a filter {@code a/#} therefore needs a
+     * rule with {@code #} at that level. As with matching, a rule starting with
+     * a wildcard does not cover a filter whose first level is a literal starting with {@code $}
+     * (rule {@code #} does not allow {@code $SYS/#}); a filter starting with a wildcard matches no
+     * such topic, so nothing is lost there.
      */
     public boolean allowsSubscribe(String filter, String clientId, String username) {
-        throw new UnsupportedOperationException("stub");
+        if (rules.length == 0 || filter == null) {
+            return false;
+        }
+        String plain;
+        try {
+            SharedSubscription share = SharedSubscription.parse(filter);
+            if (share != null) {
+                plain = share.filter();
+            } else {
+                TopicNames.validateTopicFilter(filter);
+                plain = filter;
+            }
+        } catch (InvalidTopicException e) {
+            return false;
+        }
+        String id = usableValue(clientId);
+        String user = usableValue(username);
+        for (Rule rule : rules) {
+            if (rule.coversFilter(plain, id, user)) {
+                return true;
+            }
+        }
+        return false;
     }
 
+    /** Whether there are no rules, so nothing is allowed. */
     public boolean isEmpty() {
-        throw new UnsupportedOperationException("stub");
+        return rules.length == 0;
+    }
+
+    /** The rules as written. */
+    public List<String> filters() {
+        return filters;
+    }
+
+    @Override
+    public String toString() {
+        return "TopicRules" + filters;
+    }
+
+    private static boolean isPlaceholder(String level) {
+        return level.equals(CLIENT_ID_PLACEHOLDER) || level.equals(USERNAME_PLACEHOLDER)
+                || level.equals(CN_PLACEHOLDER);
+    }
+
+    private static Rule compile(String filter) {
+        String[] levels = TopicNames.levels(filter);
+        byte[] kinds = new byte[levels.length];
+        for (int i = 0; i < levels.length; i++) {
+            String level = levels[i];
+            if (level.length() == 1 && level.charAt(0) == TopicNames.SINGLE_LEVEL) {
+                kinds[i] = SINGLE;
+            } else if (level.length() == 1 && level.charAt(0) == TopicNames.MULTI_LEVEL) {
+                kinds[i] = MULTI;
+            } else if (level.equals(CLIENT_ID_PLACEHOLDER)) {
+                kinds[i] = CLIENT_ID;
+            } else if (level.equals(USERNAME_PLACEHOLDER)) {
+                kinds[i] = USERNAME;
+            } else if (level.equals(CN_PLACEHOLDER)) {
+                kinds[i] = NOTHING;
+            } else {
+                kinds[i] = LITERAL;
+            }
+        }
+        return new Rule(kinds, levels);
+    }
+
+    /**
+     * The value itself if it can stand for one topic level, else null (so rules using it match
+     * nothing): not empty, no separator, no wildcard, no U+0000. Values are compared with one
+     * level as text and never read as a filter, so this check is a second guard, not the only one.
+     */
+    static String usableValue(String value) {
+        if (value == null || value.isEmpty()) {
+            return null;
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == TopicNames.SEPARATOR || c == TopicNames.SINGLE_LEVEL || c == TopicNames.MULTI_LEVEL
+                    || c == '\u0000') {
+                return null;
+            }
+        }
+        return value;
+    }
+
+    private static String shorten(String filter) {
+        return filter.length() <= 100 ? filter : filter.substring(0, 100) + "...";
+    }
+
+    /** One compiled rule: a kind per level, and the literal text where the kind is LITERAL. */
+    private static final class Rule {
+
+        private final byte[] kinds;
+        private final String[] texts;
+
+        Rule(byte[] kinds, String[] texts) {
+            this.kinds = kinds;
+            this.texts = texts;
+        }
+
+        /** What the rule's level {@code i} must equal, or null if it matches nothing. */
+        private String literal(int i, String clientId, String username) {
+            String value = switch (kinds[i]) {
+                case LITERAL -> texts[i];
+                case CLIENT_ID -> clientId;
+                case USERNAME -> username;
+                default -> null;
+            };
+            if (value != null && i == 0 && kinds[i] != LITERAL && value.charAt(0) == '$') {
+                return null; // a client's name must not lead into the server's '$' topics
+            }
+            return value;
+        }
+
+        private boolean startsWithWildcard() {
+            return kinds[0] == SINGLE || kinds[0] == MULTI;
+        }
+
+        /** Whether the rule matches the topic name, like TopicNames.matches but level by level. */
+        boolean matchesTopic(String topic, String clientId, String username) {
+            if (startsWithWildcard() && topic.charAt(0) == '$') {
+                return false; // [MQTT-4.7.2-1]
+            }
+            int t = 0; // start of the topic's current level
+            int length = topic.length();
+            for (int i = 0; i < kinds.length; i++) {
+                if (kinds[i] == MULTI) {
+                    return true; // the rest, and the parent level reached here
+                }
+                if (t > length) {
+                    return false; // the topic has no level i, and only '#' (above) matches none
+                }
+                int end = topic.indexOf(TopicNames.SEPARATOR, t);
+                if (end < 0) {
+                    end = length;
+                }
+                if (kinds[i] != SINGLE) {
+                    String expected = literal(i, clientId, username);
+                    if (expected == null || expected.length() != end - t
+                            || !topic.regionMatches(t, expected, 0, expected.length())) {
+                        return false;
+                    }
+                }
+                t = end + 1;
+            }
+            return t > length; // every level of the topic was matched
+        }
+
+        /** Whether every topic the (valid, unshared) filter matches is matched by this rule. */
+        boolean coversFilter(String filter, String clientId, String username) {
+            if (startsWithWildcard() && filter.charAt(0) == '$') {
+                return false; // the filter matches '$' topics, which this rule cannot [MQTT-4.7.2-1]
+            }
+            int f = 0;
+            int length = filter.length();
+            for (int i = 0; i < kinds.length; i++) {
+                if (kinds[i] == MULTI) {
+                    return true;
+                }
+                if (f > length) {
+                    return false; // the rule needs a level the filter's topics do not have
+                }
+                int end = filter.indexOf(TopicNames.SEPARATOR, f);
+                if (end < 0) {
+                    end = length;
+                }
+                boolean filterMulti = end - f == 1 && filter.charAt(f) == TopicNames.MULTI_LEVEL;
+                boolean filterSingle = end - f == 1 && filter.charAt(f) == TopicNames.SINGLE_LEVEL;
+                if (filterMulti) {
+                    // '#' matches any levels from here, and the parent level too, which only a
+                    // rule '#' here covers (handled above). When the parent would be the empty
+                    // topic name (filter '#' or '/#'), no such topic exists, so '+/#' covers it too.
+                    return f <= 1 && kinds.length == i + 2 && kinds[i] == SINGLE && kinds[i + 1] == MULTI;
+                }
+                if (kinds[i] != SINGLE) {
+                    String expected = literal(i, clientId, username);
+                    if (filterSingle || expected == null || expected.length() != end - f
+                            || !filter.regionMatches(f, expected, 0, expected.length())) {
+                        return false;
+                    }
+                }
+                f = end + 1;
+            }
+            return f > length; // the filter has no more levels than the rule
+        }
     }
 }
