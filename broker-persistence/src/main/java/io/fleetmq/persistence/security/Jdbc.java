@@ -1,5 +1,6 @@
 package io.fleetmq.persistence.security;
 
+import java.sql.BatchUpdateException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -47,16 +48,32 @@ final class Jdbc {
 
     /**
      * A one-line failure for {@code action} ("list credentials"). Only the first line of the driver's
-     * message is kept: the lines after it may quote the values of the statement.
+     * message is kept, and the cause keeps no more when the server rejected a statement: the lines
+     * after it may quote the statement's values (a failing row shows its password hash). A failed
+     * batch reports the entry's own error, not the batch's message, which quotes the statement.
      */
     static DataAccessException failure(String action, SQLException e) {
+        SQLException error = e instanceof BatchUpdateException && e.getNextException() != null ? e.getNextException() : e;
+        String line = firstLine(error);
+        String state = error.getSQLState() == null ? "" : " [" + error.getSQLState() + "]";
+        return new DataAccessException("cannot " + action + ": " + line + state, reportable(error, line));
+    }
+
+    private static String firstLine(SQLException e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         int newline = message.indexOf('\n');
-        if (newline >= 0) {
-            message = message.substring(0, newline);
+        return (newline >= 0 ? message.substring(0, newline) : message).strip();
+    }
+
+    /** Connection failures keep their whole cause; a rejected statement only its first line and stack. */
+    private static SQLException reportable(SQLException e, String line) {
+        String state = e.getSQLState();
+        if (state == null || state.startsWith("08")) {
+            return e;
         }
-        String state = e.getSQLState() == null ? "" : " [" + e.getSQLState() + "]";
-        return new DataAccessException("cannot " + action + ": " + message.strip() + state, e);
+        SQLException bare = new SQLException(line, state, e.getErrorCode());
+        bare.setStackTrace(e.getStackTrace());
+        return bare;
     }
 
     static void checkPage(int page, int pageSize) {
