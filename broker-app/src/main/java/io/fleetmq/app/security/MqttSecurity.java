@@ -206,8 +206,18 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     private RuleAccess access(Credential c, String clientId, String username) {
-        return new RuleAccess(c.id(), username, clientId, TopicRules.of(c.publish()), TopicRules.of(c.subscribe()),
+        return new RuleAccess(c.id(), username, clientId, rules(c, c.publish()), rules(c, c.subscribe()),
                 settings.denyDisconnect());
+    }
+
+    /** A credential's rules; one the API would refuse (written to PostgreSQL by hand) allows nothing. */
+    private static TopicRules rules(Credential c, List<String> filters) {
+        try {
+            return TopicRules.of(filters);
+        } catch (IllegalArgumentException e) {
+            log.warn("Credential {} has an invalid rule, so that list allows nothing: {}", c.id(), e.getMessage());
+            return TopicRules.NONE;
+        }
     }
 
     private Verdict refuse(ConnectRequest request, ReasonCode code, String reason) {

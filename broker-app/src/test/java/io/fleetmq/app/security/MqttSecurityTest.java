@@ -251,11 +251,7 @@ class MqttSecurityTest {
             SecurityFixture.connect(port(), 5, clientId, user, "pw").expect(0x8A).close();
             SecurityFixture.connect(port(), 4, clientId, user, "pw").expect(5).close();
             fx.unblock(e);
-            Await.until(Duration.ofSeconds(10), "unblocked", () -> {
-                try (var again = SecurityFixture.connect(port(), 5, clientId, user, "pw")) {
-                    return again.code() == 0;
-                }
-            });
+            Await.until(Duration.ofSeconds(10), "unblocked", () -> codeOf(clientId, user) == 0);
         }
         BlockEntry byUser = fx.block(BlockEntry.USERNAME, user, null, null);
         awaitRefused(unique("x"), user, 0x8A);
@@ -267,11 +263,7 @@ class MqttSecurityTest {
         fx.unblock(regex);
         BlockEntry expired = fx.block(BlockEntry.CLIENT_ID, clientId, null, Instant.now().plusMillis(1500));
         awaitRefused(clientId, user, 0x8A);
-        Await.until(Duration.ofSeconds(10), "the block expired", () -> {
-            try (var again = SecurityFixture.connect(port(), 5, clientId, user, "pw")) {
-                return again.code() == 0;
-            }
-        });
+        Await.until(Duration.ofSeconds(10), "the block expired", () -> codeOf(clientId, user) == 0);
         fx.unblock(expired);
         assertTrue(refusedTotal("blocked") >= 4);
         Await.until(Duration.ofSeconds(10), "blocked refusals in the log", () -> fx.refused.list(
@@ -289,11 +281,7 @@ class MqttSecurityTest {
         } finally {
             fx.unblock(range);
         }
-        Await.until(Duration.ofSeconds(10), "range unblocked", () -> {
-            try (var again = SecurityFixture.connect(port(), 5, unique("r"), user, "pw")) {
-                return again.code() == 0;
-            }
-        });
+        Await.until(Duration.ofSeconds(10), "range unblocked", () -> codeOf(unique("r"), user) == 0);
     }
 
     @Test
@@ -344,11 +332,16 @@ class MqttSecurityTest {
     }
 
     private static void awaitRefused(String clientId, String user, int code) {
-        Await.until(Duration.ofSeconds(10), "CONNACK " + code + " for " + clientId, () -> {
-            try (var c = SecurityFixture.connect(port(), 5, clientId, user, "pw")) {
-                return c.code() == code;
-            }
-        });
+        Await.until(Duration.ofSeconds(10), "CONNACK " + code + " for " + clientId, () -> codeOf(clientId, user) == code);
+    }
+
+    /** The CONNACK code a CONNECT with password "pw" gets. */
+    private static int codeOf(String clientId, String user) {
+        try (var c = SecurityFixture.connect(port(), 5, clientId, user, "pw")) {
+            return c.code();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static double refusedTotal(String reason) {

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * A database of its own on the test kit's PostgreSQL, for tests whose credentials and blocked
+ * A schema of its own in the test kit's PostgreSQL, for tests whose credentials and blocked
  * clients must not reach the nodes of other tests (which share the kit's default database).
  */
 public final class PrivateDatabase implements AutoCloseable {
@@ -30,15 +30,12 @@ public final class PrivateDatabase implements AutoCloseable {
         String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         try (Connection c = DriverManager.getConnection(s.databaseUrl(), s.databaseUser(), s.databasePassword());
                 Statement st = c.createStatement()) {
-            st.execute("CREATE DATABASE " + name);
+            st.execute("CREATE SCHEMA " + name);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot create test database " + name, e);
+            throw new IllegalStateException("cannot create test schema " + name, e);
         }
         String base = s.databaseUrl();
-        int q = base.indexOf('?');
-        String query = q < 0 ? "" : base.substring(q);
-        String path = q < 0 ? base : base.substring(0, q);
-        String url = path.substring(0, path.lastIndexOf('/') + 1) + name + query;
+        String url = base + (base.contains("?") ? "&" : "?") + "currentSchema=" + name;
         Database db = Database.open(new DatabaseSettings(url, s.databaseUser(), s.databasePassword(), 4,
                 Duration.ofSeconds(5)));
         return new PrivateDatabase(url, db);
