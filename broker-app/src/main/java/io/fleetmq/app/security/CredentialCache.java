@@ -29,10 +29,13 @@ final class CredentialCache {
     private record Candidates(List<Credential> credentials, long until) {
     }
 
+    private record Pair(String username, String clientId) {
+    }
+
     private final long ttlNanos;
     private final LongSupplier nanoClock;
     private final byte[] key = new byte[32];
-    private final Map<String, Candidates> candidates = new ConcurrentHashMap<>();
+    private final Map<Pair, Candidates> candidates = new ConcurrentHashMap<>();
     private final Map<String, Long> verified = new ConcurrentHashMap<>();
 
     CredentialCache(java.time.Duration ttl, LongSupplier nanoClock) {
@@ -43,7 +46,7 @@ final class CredentialCache {
 
     /** The credentials read for this pair within the TTL, or null. */
     List<Credential> candidates(String username, String clientId) {
-        Candidates c = candidates.get(pairKey(username, clientId));
+        Candidates c = candidates.get(new Pair(username, clientId));
         return c != null && c.until() - nanoClock.getAsLong() > 0 ? c.credentials() : null;
     }
 
@@ -54,7 +57,7 @@ final class CredentialCache {
         if (candidates.size() >= MAX_ENTRIES) {
             candidates.clear();
         }
-        candidates.put(pairKey(username, clientId), new Candidates(List.copyOf(read), nanoClock.getAsLong() + ttlNanos));
+        candidates.put(new Pair(username, clientId), new Candidates(List.copyOf(read), nanoClock.getAsLong() + ttlNanos));
     }
 
     /** Whether {@code password} matched {@code c}'s current hash within the TTL. */
@@ -73,15 +76,23 @@ final class CredentialCache {
         verified.put(checkKey(c, password), nanoClock.getAsLong() + ttlNanos);
     }
 
+    /**
+     * A credential changed: forgets what was read with it, and what it may match now (its current
+     * user name and client ID, null if it is gone), and the password checks made against it.
+     */
+    void forget(String credentialId, String username, String clientId) {
+        candidates.entrySet().removeIf(e -> username != null && username.equals(e.getKey().username())
+                || clientId != null && clientId.equals(e.getKey().clientId())
+                || e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
+        String prefix = credentialId + ":";
+        verified.keySet().removeIf(k -> k.startsWith(prefix));
+    }
+
     void clear() {
         candidates.clear();
         verified.clear();
     }
 
-    private static String pairKey(String username, String clientId) {
-        // \u0000 cannot occur in MQTT strings [MQTT-1.5.4-2], so the pair is unambiguous.
-        return (username == null ? "\u0000" : username + "\u0000" + "u") + "\u0000" + clientId;
-    }
 
     private String checkKey(Credential c, byte[] password) {
         try {

@@ -60,6 +60,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** False while the cluster is known to hold no credential: CONNECTs then skip PostgreSQL. */
     private volatile boolean credentialsExist = true;
     private volatile Consumer<ClientAccess.Review> sessions = review -> { };
+    private final io.micrometer.core.instrument.Counter applied;
 
     /**
      * @param anonymousAllowed what {@code settings.allowAnonymous()} resolved to for this node's listeners
@@ -80,6 +81,9 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 new ThreadPoolExecutor.AbortPolicy());
         this.changes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("fleetmq-security-changes", true));
         this.timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("fleetmq-security-timer", true));
+        this.applied = io.micrometer.core.instrument.Counter.builder("fleetmq.security.changes.applied")
+                .description("Changes of credentials and blocked clients this node applied")
+                .register(meters);
         Gauge.builder("fleetmq.auth.pending", pool, p -> p.getQueue().size())
                 .description("CONNECTs waiting for a password check or a credential read")
                 .register(meters);
@@ -242,29 +246,27 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             case BLOCKED -> blockedChanged();
             case ADMIN_TOKEN -> { } // tokens are read from PostgreSQL on every call
         }
+        applied.increment();
     }
 
     private void credentialChanged(SecurityChange change) {
-        cache.clear();
+        Optional<Credential> now;
+        try {
+            now = change.deleted() ? Optional.empty() : credentials.get(change.id());
+        } catch (RuntimeException e) {
+            cache.clear(); // what it matches now is unknown: nothing read before is trusted
+            log.warn("Credential {} changed but could not be read: {}; its clients keep their rules until they "
+                    + "reconnect", change.id(), e.getMessage());
+            return;
+        }
+        cache.forget(change.id(), now.map(Credential::username).orElse(null), now.map(Credential::clientId).orElse(null));
         refreshCredentialsExist();
-        if (change.deleted() || change.accessChanged()) {
+        if (now.isEmpty() || change.accessChanged()) {
             // Its clients authenticated with what no longer holds: they connect again and are checked anew.
             sessions.accept(s -> change.id().equals(s.access().credentialId())
                     ? new ClientAccess.Outcome(RuleAccess.none(s.clientId(), s.access().username()),
                             ReasonCode.NOT_AUTHORIZED, "credential changed")
                     : ClientAccess.Outcome.KEEP);
-            return;
-        }
-        Optional<Credential> now;
-        try {
-            now = credentials.get(change.id());
-        } catch (RuntimeException e) {
-            log.warn("Credential {} changed but could not be read: {}; its clients keep their rules until they "
-                    + "reconnect", change.id(), e.getMessage());
-            return;
-        }
-        if (now.isEmpty()) {
-            credentialChanged(new SecurityChange(change.kind(), change.id(), true, true));
             return;
         }
         Credential c = now.get();

@@ -70,8 +70,19 @@ final class SecurityFixture {
         announce(new SecurityChange(SecurityChange.Kind.BLOCKED, e.id(), true, false));
     }
 
+    /** Announces {@code change} and waits until the node applied it. */
     void announce(SecurityChange change) {
+        double before = applied();
         broker.node().securityChanges().announce(change);
+        io.fleetmq.testkit.Await.until(java.time.Duration.ofSeconds(10), "the node applied " + change,
+                () -> applied() > before);
+    }
+
+    private double applied() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                "^fleetmq_security_changes_applied_total(?:\\{[^}]*\\})? (\\S+)$", java.util.regex.Pattern.MULTILINE)
+                .matcher(broker.scrapeMetrics());
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
     /** A raw MQTT connection that sent CONNECT with these credentials; returns it and the CONNACK's code. */
