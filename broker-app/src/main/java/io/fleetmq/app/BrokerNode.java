@@ -188,12 +188,8 @@ public final class BrokerNode implements AutoCloseable {
      */
     private MqttSecurity mqttSecurity(Database database) {
         SecuritySettings settings = config.security();
-        boolean loopbackOnly = mqttListenersLoopbackOnly();
-        boolean anonymous = switch (settings.allowAnonymous()) {
-            case TRUE -> true;
-            case FALSE -> false;
-            case AUTO -> loopbackOnly;
-        };
+        boolean loopbackOnly = SecuritySettings.loopbackOnly(config.bindAddress());
+        boolean anonymous = settings.anonymousAllowed(config.bindAddress());
         if (settings.allowAnonymous() == SecuritySettings.Anonymous.AUTO && !anonymous) {
             log.warn("MQTT listeners are bound to {}, not a loopback address: clients without a credential are "
                     + "refused. Create credentials through the admin API (POST /api/v1/credentials), or set "
@@ -205,20 +201,6 @@ public final class BrokerNode implements AutoCloseable {
         return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
                 metrics.registry(), java.time.Clock.systemUTC());
-    }
-
-    /** Whether every MQTT listener is bound to a loopback address (they share listeners.bind-address). */
-    private boolean mqttListenersLoopbackOnly() {
-        try {
-            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(config.bindAddress())) {
-                if (!a.isLoopbackAddress()) {
-                    return false;
-                }
-            }
-            return true;
-        } catch (java.net.UnknownHostException e) {
-            return false;
-        }
     }
 
     /** Where changes of credentials and blocked clients are announced to every node. */

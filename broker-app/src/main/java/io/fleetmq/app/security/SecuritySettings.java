@@ -28,6 +28,33 @@ public record SecuritySettings(Anonymous allowAnonymous, List<String> anonymousP
         anonymousSubscribe = List.copyOf(anonymousSubscribe);
     }
 
+    /**
+     * Whether anonymous clients may connect to MQTT listeners bound to {@code bindAddress}: with
+     * {@code auto}, only while that address is a loopback one (a name that does not resolve counts as
+     * reachable from the network).
+     */
+    public boolean anonymousAllowed(String bindAddress) {
+        return switch (allowAnonymous) {
+            case TRUE -> true;
+            case FALSE -> false;
+            case AUTO -> loopbackOnly(bindAddress);
+        };
+    }
+
+    /** Whether every address {@code bindAddress} stands for is a loopback address. */
+    public static boolean loopbackOnly(String bindAddress) {
+        try {
+            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(bindAddress)) {
+                if (!a.isLoopbackAddress()) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     public static SecuritySettings defaults() {
         return new SecuritySettings(Anonymous.AUTO, List.of("#"), List.of("#"), false,
                 Math.max(2, Runtime.getRuntime().availableProcessors()), 1000, Duration.ofSeconds(60),
