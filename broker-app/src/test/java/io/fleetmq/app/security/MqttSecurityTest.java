@@ -331,6 +331,43 @@ class MqttSecurityTest {
         SecurityFixture.connect(port(), 5, unique("del"), user, "pw").expect(0x86).close();
     }
 
+    @Test
+    @DisplayName("A credential's client type overrides the client ID pattern: an APPLICATION session gets its Kafka backlog topic")
+    void clientTypeFromCredential() throws Exception {
+        String user = unique("app");
+        String clientId = unique("plain"); // DEVICE by the default pattern
+        Credential app = fx.credentials.create(new io.fleetmq.persistence.security.Credentials.Input(Credential.BASIC,
+                user, null, SecurityFixture.HASHES.hash("pw".toCharArray()), "APPLICATION", List.of(), List.of("#")));
+        fx.announce(new io.fleetmq.core.security.SecurityChange(io.fleetmq.core.security.SecurityChange.Kind.CREDENTIAL,
+                app.id(), false, false));
+        RawMqtt raw = RawMqtt.connect(port());
+        // MQTT 5 CONNECT with Session Expiry Interval 3600 (property 0x11), user name and password.
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        RawMqtt.writeString(body, "MQTT");
+        body.write(5);
+        body.write(0x02 | 0x80 | 0x40);
+        body.write(0);
+        body.write(60);
+        body.writeBytes(new byte[] {5, 0x11, 0, 0, 0x0E, 0x10});
+        RawMqtt.writeString(body, clientId);
+        RawMqtt.writeString(body, user);
+        RawMqtt.writeString(body, "pw");
+        raw.send(RawMqtt.packet(0x10, body.toByteArray()));
+        assertEquals(0x00, raw.readType(2)[3]);
+        String topic = new io.fleetmq.kafka.BrokerTopics(broker.node().kafkaSettings().topicPrefix()).app(clientId);
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers",
+                broker.node().kafkaSettings().bootstrapServers()))) {
+            Await.until(Duration.ofSeconds(20), "the APPLICATION backlog topic " + topic, () -> {
+                try {
+                    return admin.listTopics().names().get().contains(topic);
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+        }
+        raw.close();
+    }
+
     private static void awaitRefused(String clientId, String user, int code) {
         Await.until(Duration.ofSeconds(10), "CONNACK " + code + " for " + clientId, () -> codeOf(clientId, user) == code);
     }
