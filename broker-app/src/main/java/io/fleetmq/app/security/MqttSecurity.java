@@ -57,6 +57,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private final TopicRules anonymousPublish;
     private final TopicRules anonymousSubscribe;
     private volatile BlockList blockList = BlockList.EMPTY;
+    private volatile java.util.Set<String> blockedIds = java.util.Set.of();
     /** False while the cluster is known to hold no credential: CONNECTs then skip PostgreSQL. */
     private volatile boolean credentialsExist = true;
     private volatile Consumer<ClientAccess.Review> sessions = review -> { };
@@ -89,7 +90,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 .register(meters);
         timer.scheduleWithFixedDelay(this::flushRefused, 1, 1, TimeUnit.SECONDS);
         // Also picks up a change whose announcement was lost, and entries that expire.
-        timer.scheduleWithFixedDelay(this::reloadQuietly, 30, 30, TimeUnit.SECONDS);
+        timer.scheduleWithFixedDelay(() -> changed(this::reloadQuietly), 30, 30, TimeUnit.SECONDS);
     }
 
     /** Whether clients that no credential matches may connect. */
@@ -233,10 +234,21 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     /** A change announced by any node (this one too); applied on a thread of its own. */
     public void changed(SecurityChange change) {
+        changed(() -> apply(change));
+    }
+
+    /** Changes are applied one at a time, in order, on their own thread. */
+    private void changed(Runnable task) {
         try {
-            changes.execute(() -> apply(change));
+            changes.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    log.warn("Applying a security change failed: {}", e.toString());
+                }
+            });
         } catch (RejectedExecutionException e) {
-            log.debug("Security change {} not applied: stopping", change);
+            log.debug("Security change not applied: stopping");
         }
     }
 
@@ -276,9 +288,13 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     private void blockedChanged() {
-        if (!reloadBlocked()) {
-            return;
+        if (reloadBlocked()) {
+            reviewBlocked();
         }
+    }
+
+    /** Disconnects the connected clients the blocked list matches now. */
+    private void reviewBlocked() {
         BlockList list = blockList;
         sessions.accept(s -> s.connected()
                 && list.match(s.clientId(), s.access().username(), s.address(), clock.instant()).isPresent()
@@ -287,13 +303,18 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     private void reloadQuietly() {
-        reloadBlocked();
+        java.util.Set<String> before = blockedIds;
+        if (reloadBlocked() && !blockedIds.equals(before)) {
+            reviewBlocked(); // an entry whose announcement this node missed
+        }
         refreshCredentialsExist();
     }
 
     private boolean reloadBlocked() {
         try {
-            blockList = BlockList.of(blocked.active(clock.instant()));
+            List<BlockEntry> active = blocked.active(clock.instant());
+            blockList = BlockList.of(active);
+            blockedIds = active.stream().map(BlockEntry::id).collect(java.util.stream.Collectors.toSet());
             return true;
         } catch (RuntimeException e) {
             log.debug("Blocked clients not read: {}", e.getMessage());
