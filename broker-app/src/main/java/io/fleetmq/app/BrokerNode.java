@@ -2,11 +2,16 @@ package io.fleetmq.app;
 
 import io.fleetmq.app.config.BrokerConfig;
 import io.fleetmq.app.config.ConfigException;
+import io.fleetmq.app.http.AdminApi;
 import io.fleetmq.app.http.AdminHttpServer;
+import io.fleetmq.app.http.InitialAdmin;
+import io.fleetmq.app.http.SecurityStores;
 import io.fleetmq.app.metrics.DependencyMeters;
 import io.fleetmq.app.metrics.Metrics;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.health.Readiness;
+import io.fleetmq.core.security.SecurityChange;
+import io.fleetmq.persistence.auth.PasswordHashes;
 import io.fleetmq.embedded.EmbeddedServiceException;
 import io.fleetmq.embedded.EmbeddedServices;
 import io.fleetmq.embedded.EmbeddedServicesConfig;
@@ -55,6 +60,12 @@ public final class BrokerNode implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private EmbeddedServices embedded;
     private AdminHttpServer http;
+    private AdminApi adminApi;
+    private final PasswordHashes passwordHashes = new PasswordHashes();
+    /** Until security changes travel through Kafka, the admin API's writes are only logged. */
+    private static final SecurityChange.Announcer ADMIN_ANNOUNCER =
+            change -> log.debug("Security change {} {} (deleted {}, access changed {})", change.kind(), change.id(),
+                    change.deleted(), change.accessChanged());
     private Metrics metrics;
     private KafkaSettings kafkaSettings;
     private RedisSettings redisSettings;
@@ -105,11 +116,12 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("event loops", loops));
 
         // The admin port comes first so /health/live answers, and /health/ready says "starting",
-        // while the dependencies come up.
+        // while the dependencies come up; its API answers 503 until PostgreSQL is there.
+        adminApi = new AdminApi(ADMIN_ANNOUNCER, config.admin().tokenTtl(), passwordHashes);
         http = bind("listeners.http.port (HTTP_PORT)",
-                () -> AdminHttpServer.start(loops, config.bindAddress(), config.httpPort(), readiness, metrics));
+                () -> AdminHttpServer.start(config.bindAddress(), config.httpPort(), readiness, metrics, adminApi));
         started.push(new Stoppable("admin HTTP", http));
-        log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.listener().address());
+        log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.address());
 
         resolveDependencies();
 
@@ -140,6 +152,7 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("database pool", database));
         // PostgreSQL only holds configuration: without it the node serves MQTT unchanged.
         dependency(database.healthCheck(), Readiness.Impact.DEGRADES);
+        connectAdminApi(database);
 
         Redis redis = dependency("redis.url (REDIS_URL)", () -> Redis.connect(redisSettings));
         started.push(new Stoppable("Redis connection", redis));
@@ -168,6 +181,19 @@ public final class BrokerNode implements AutoCloseable {
                 .description("Time from process start of the node to ready")
                 .register(metrics.registry());
         log.info("FleetMQ node {} ready in {} s", config.nodeId(), String.format(java.util.Locale.ROOT, "%.1f", seconds));
+    }
+
+    /**
+     * The admin API on PostgreSQL, with the first admin user created if there is none. The data
+     * directory receives a generated initial password in every mode (in node mode it holds nothing
+     * else unless configured).
+     */
+    private void connectAdminApi(Database database) {
+        SecurityStores stores = SecurityStores.on(database.dataSource());
+        InitialAdmin initialAdmin = new InitialAdmin(stores.adminUsers(), passwordHashes,
+                config.admin().initialPassword(), config.dataDir());
+        initialAdmin.ensure();
+        adminApi.connect(stores, initialAdmin);
     }
 
     /** Registers a health check for readiness and as {@code fleetmq_dependency_up{dependency=...}}. */
@@ -291,7 +317,7 @@ public final class BrokerNode implements AutoCloseable {
     }
 
     public int httpPort() {
-        return http.listener().port();
+        return http.port();
     }
 
     /** Port of the named MQTT listener ("TCP", "TLS", "WebSocket", "secure WebSocket"), or -1. */
