@@ -2,18 +2,30 @@ package io.fleetmq.persistence.security;
 
 import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.Page;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
  * MQTT client credentials in PostgreSQL (table {@code credential}). At most one credential per
- * (user name, client ID) pair, where either may be absent. Every method throws
- * {@link java.io.UncheckedIOException}-like {@link RuntimeException}s of JDBC as {@link DataAccessException}.
+ * (user name, client ID) pair, where either may be absent. Every method throws a failure of PostgreSQL
+ * as {@link DataAccessException}, and input it cannot store as {@link IllegalArgumentException} naming the field.
  */
 public final class Credentials {
 
-    /** What a client of the API writes; {@code passwordHash} null on update keeps the stored one. */
+    /**
+     * What a client of the API writes; {@code passwordHash} null on update keeps the stored one.
+     * {@code type} null means {@link Credential#BASIC}; null rule lists mean none.
+     */
     public record Input(String type, String username, String clientId, String passwordHash, String clientType,
             List<String> publish, List<String> subscribe) {
     }
@@ -23,22 +35,84 @@ public final class Credentials {
         public static final Filter NONE = new Filter(null, null, null, null);
     }
 
+    static final String CONFLICT = "a credential with this username and clientId exists";
+
+    private static final String COLUMNS = "id, type, username, client_id, password_hash, client_type, publish, subscribe, "
+            + "created_at, updated_at";
+
+    private final DataSource dataSource;
+
     public Credentials(DataSource dataSource) {
-        throw new UnsupportedOperationException("stub");
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     }
 
     /** @throws ConflictException if a credential with the same user name and client ID exists */
     public Credential create(Input input) {
-        throw new UnsupportedOperationException("stub");
+        check(input);
+        String sql = "INSERT INTO credential (type, username, client_id, password_hash, client_type, publish, subscribe) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            bindFields(c, st, input);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return read(rs);
+            }
+        } catch (SQLException e) {
+            throw translate("create a credential", e);
+        }
     }
 
     public Optional<Credential> get(String id) {
-        throw new UnsupportedOperationException("stub");
+        Optional<UUID> uuid = Jdbc.uuid(id);
+        if (uuid.isEmpty()) {
+            return Optional.empty();
+        }
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement st = c.prepareStatement("SELECT " + COLUMNS + " FROM credential WHERE id = ?")) {
+            st.setObject(1, uuid.get());
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw Jdbc.failure("read a credential", e);
+        }
     }
 
     /** Ordered by user name, then client ID. */
     public Page<Credential> list(Filter filter, int page, int pageSize) {
-        throw new UnsupportedOperationException("stub");
+        Jdbc.checkPage(page, pageSize);
+        Filter f = filter == null ? Filter.NONE : filter;
+        Conditions where = new Conditions()
+                .equal("username", f.username())
+                .equal("client_id", f.clientId())
+                .equal("client_type", f.clientType())
+                .contains(f.text(), "username", "client_id");
+        try (Connection c = dataSource.getConnection()) {
+            long total;
+            try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM credential" + where.where())) {
+                where.bind(st);
+                try (ResultSet rs = st.executeQuery()) {
+                    rs.next();
+                    total = rs.getLong(1);
+                }
+            }
+            List<Credential> items = new ArrayList<>();
+            String sql = "SELECT " + COLUMNS + " FROM credential" + where.where()
+                    + " ORDER BY username NULLS LAST, client_id NULLS LAST, id LIMIT ? OFFSET ?";
+            try (PreparedStatement st = c.prepareStatement(sql)) {
+                int next = where.bind(st);
+                st.setInt(next, pageSize);
+                st.setLong(next + 1, Jdbc.offset(page, pageSize));
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        items.add(read(rs));
+                    }
+                }
+            }
+            return new Page<>(items, total, page, pageSize);
+        } catch (SQLException e) {
+            throw Jdbc.failure("list credentials", e);
+        }
     }
 
     /**
@@ -48,12 +122,38 @@ public final class Credentials {
      * @throws ConflictException if another credential has the new user name and client ID
      */
     public Optional<Credential> update(String id, Input input) {
-        throw new UnsupportedOperationException("stub");
+        check(input);
+        Optional<UUID> uuid = Jdbc.uuid(id);
+        if (uuid.isEmpty()) {
+            return Optional.empty();
+        }
+        String sql = "UPDATE credential SET type = ?, username = ?, client_id = ?, "
+                + "password_hash = coalesce(?, password_hash), client_type = ?, publish = ?, subscribe = ?, "
+                + "updated_at = now() WHERE id = ? RETURNING " + COLUMNS;
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            bindFields(c, st, input);
+            st.setObject(8, uuid.get());
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw translate("update a credential", e);
+        }
     }
 
     /** @return false if there was no such credential */
     public boolean delete(String id) {
-        throw new UnsupportedOperationException("stub");
+        Optional<UUID> uuid = Jdbc.uuid(id);
+        if (uuid.isEmpty()) {
+            return false;
+        }
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement st = c.prepareStatement("DELETE FROM credential WHERE id = ?")) {
+            st.setObject(1, uuid.get());
+            return st.executeUpdate() > 0;
+        } catch (SQLException e) {
+            throw Jdbc.failure("delete a credential", e);
+        }
     }
 
     /**
@@ -62,6 +162,82 @@ public final class Credentials {
      * {@code username} may be null (then only client-ID credentials match).
      */
     public List<Credential> candidates(String username, String clientId) {
-        throw new UnsupportedOperationException("stub");
+        // false sorts before true: both named, then user name only, then client ID only.
+        String sql = "SELECT " + COLUMNS + " FROM credential "
+                + "WHERE (username = ? AND (client_id = ? OR client_id IS NULL)) "
+                + "OR (username IS NULL AND client_id = ?) "
+                + "ORDER BY username IS NULL, client_id IS NULL";
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            st.setString(1, username);
+            st.setString(2, clientId);
+            st.setString(3, clientId);
+            List<Credential> found = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    found.add(read(rs));
+                }
+            }
+            return found;
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up credentials", e);
+        }
+    }
+
+    private static void check(Input input) {
+        if (input == null) {
+            throw new IllegalArgumentException("credential is missing");
+        }
+        if (input.username() == null && input.clientId() == null) {
+            throw new IllegalArgumentException("a credential needs a username, a clientId or both");
+        }
+        if (input.clientType() != null && !input.clientType().equals("DEVICE")
+                && !input.clientType().equals("APPLICATION")) {
+            throw new IllegalArgumentException("clientType must be DEVICE, APPLICATION or absent");
+        }
+        checkRules("publish", input.publish());
+        checkRules("subscribe", input.subscribe());
+    }
+
+    private static void checkRules(String field, List<String> rules) {
+        if (rules != null && rules.stream().anyMatch(Objects::isNull)) {
+            throw new IllegalArgumentException(field + " must not contain null");
+        }
+    }
+
+    /** Binds parameters 1 to 7 in the column order of INSERT and UPDATE. */
+    private static void bindFields(Connection c, PreparedStatement st, Input input) throws SQLException {
+        st.setString(1, input.type() == null ? Credential.BASIC : input.type());
+        st.setString(2, input.username());
+        st.setString(3, input.clientId());
+        st.setString(4, input.passwordHash());
+        st.setString(5, input.clientType());
+        st.setArray(6, textArray(c, input.publish()));
+        st.setArray(7, textArray(c, input.subscribe()));
+    }
+
+    private static Array textArray(Connection c, List<String> values) throws SQLException {
+        return c.createArrayOf("text", values == null ? new String[0] : values.toArray(String[]::new));
+    }
+
+    private static RuntimeException translate(String action, SQLException e) {
+        return Jdbc.isUniqueViolation(e) ? new ConflictException(CONFLICT) : Jdbc.failure(action, e);
+    }
+
+    private static Credential read(ResultSet rs) throws SQLException {
+        return new Credential(rs.getString("id"), rs.getString("type"), rs.getString("username"),
+                rs.getString("client_id"), rs.getString("password_hash"), rs.getString("client_type"),
+                strings(rs.getArray("publish")), strings(rs.getArray("subscribe")),
+                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"));
+    }
+
+    private static List<String> strings(Array array) throws SQLException {
+        if (array == null) {
+            return List.of();
+        }
+        try {
+            return Arrays.asList((String[]) array.getArray());
+        } finally {
+            array.free();
+        }
     }
 }

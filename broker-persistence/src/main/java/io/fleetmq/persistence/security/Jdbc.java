@@ -1,0 +1,91 @@
+package io.fleetmq.persistence.security;
+
+import java.sql.BatchUpdateException;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Optional;
+import java.util.UUID;
+
+/** What the security stores share in talking to PostgreSQL: ids, times and turning failures into exceptions. */
+final class Jdbc {
+
+    static final String UNIQUE_VIOLATION = "23505";
+    static final String FOREIGN_KEY_VIOLATION = "23503";
+
+    private Jdbc() {
+    }
+
+    /** The id as a UUID, or empty when it cannot be one (then no row has it). */
+    static Optional<UUID> uuid(String id) {
+        if (id == null) {
+            return Optional.empty();
+        }
+        try {
+            UUID uuid = UUID.fromString(id);
+            // fromString accepts short groups such as "1-2-3-4-5"; only the canonical form names a row.
+            return uuid.toString().equalsIgnoreCase(id) ? Optional.of(uuid) : Optional.empty();
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    static void setInstant(PreparedStatement st, int index, Instant instant) throws SQLException {
+        st.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
+
+    static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime time = rs.getObject(column, OffsetDateTime.class);
+        return time == null ? null : time.toInstant();
+    }
+
+    static boolean isUniqueViolation(SQLException e) {
+        return UNIQUE_VIOLATION.equals(e.getSQLState());
+    }
+
+    /**
+     * A one-line failure for {@code action} ("list credentials"). Only the first line of the driver's
+     * message is kept, and the cause keeps no more when the server rejected a statement: the lines
+     * after it may quote the statement's values (a failing row shows its password hash). A failed
+     * batch reports the entry's own error, not the batch's message, which quotes the statement.
+     */
+    static DataAccessException failure(String action, SQLException e) {
+        SQLException error = e instanceof BatchUpdateException && e.getNextException() != null ? e.getNextException() : e;
+        String line = firstLine(error);
+        String state = error.getSQLState() == null ? "" : " [" + error.getSQLState() + "]";
+        return new DataAccessException("cannot " + action + ": " + line + state, reportable(error, line));
+    }
+
+    private static String firstLine(SQLException e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        int newline = message.indexOf('\n');
+        return (newline >= 0 ? message.substring(0, newline) : message).strip();
+    }
+
+    /** Connection failures keep their whole cause; a rejected statement only its first line and stack. */
+    private static SQLException reportable(SQLException e, String line) {
+        String state = e.getSQLState();
+        if (state == null || state.startsWith("08")) {
+            return e;
+        }
+        SQLException bare = new SQLException(line, state, e.getErrorCode());
+        bare.setStackTrace(e.getStackTrace());
+        return bare;
+    }
+
+    static void checkPage(int page, int pageSize) {
+        if (page < 0) {
+            throw new IllegalArgumentException("page must be 0 or more, was " + page);
+        }
+        if (pageSize < 1) {
+            throw new IllegalArgumentException("pageSize must be 1 or more, was " + pageSize);
+        }
+    }
+
+    static long offset(int page, int pageSize) {
+        return (long) page * pageSize;
+    }
+}
