@@ -64,7 +64,10 @@ class AdminApiAnnouncementsTest {
         AdminApi api = new AdminApi(announced::add, Duration.ofHours(1), hashes);
         server = AdminHttpServer.start("127.0.0.1", 0, readiness, metrics, api);
         // Before PostgreSQL is connected the API says so rather than failing.
-        assertEquals(503, send("GET", "/api/v1/credentials", null).statusCode());
+        HttpResponse<String> early = send("POST", "/api/v1/auth/login",
+                json(Map.of("username", "admin", "password", "pw-announce")));
+        assertEquals(503, early.statusCode(), early.body());
+        assertEquals("unavailable", body(early).path("error").asText());
         SecurityStores stores = SecurityStores.on(database.dataSource());
         api.connect(stores, new InitialAdmin(stores.adminUsers(), hashes, "pw-announce", dataDir));
         HttpResponse<String> login = send("POST", "/api/v1/auth/login",

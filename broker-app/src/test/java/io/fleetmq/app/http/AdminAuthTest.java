@@ -25,7 +25,7 @@ class AdminAuthTest {
     private static final String PASSWORD = "configured-Secret-42";
 
     @TempDir
-    Path dataDir;
+    static Path dataDir;
     private ApiTestNode node;
 
     @BeforeAll

@@ -28,7 +28,7 @@ class BlockedApiTest {
     private static final String PATH = "/api/v1/blocked";
 
     @TempDir
-    Path dataDir;
+    static Path dataDir;
     private ApiTestNode node;
     private String token;
 

@@ -30,7 +30,7 @@ class CredentialsApiTest {
     private static final String SECRET = "device-Secret-9";
 
     @TempDir
-    Path dataDir;
+    static Path dataDir;
     private ApiTestNode node;
     private String token;
     /** Every body the API answered in this class, checked for passwords at the end. */
