@@ -148,7 +148,8 @@ public final class TopicRules {
      *
      * <p>Level by level: a literal rule level (or a placeholder's value) covers only the same literal;
      * {@code +} covers a literal or {@code +}; {@code #} covers the rest of the filter, whatever it is,
-     * and also its parent level ({@code a/#} allows {@code a}). As with matching, a rule starting with
+     * and also its parent level ({@code a/#} allows {@code a}); a filter {@code a/#} therefore needs a
+     * rule with {@code #} at that level. As with matching, a rule starting with
      * a wildcard does not cover a filter whose first level is a literal starting with {@code $}
      * (rule {@code #} does not allow {@code $SYS/#}); a filter starting with a wildcard matches no
      * such topic, so nothing is lost there.
@@ -223,7 +224,8 @@ public final class TopicRules {
 
     /**
      * The value itself if it can stand for one topic level, else null (so rules using it match
-     * nothing): not empty, no separator, no wildcard, no U+0000.
+     * nothing): not empty, no separator, no wildcard, no U+0000. Values are compared with one
+     * level as text and never read as a filter, so this check is a second guard, not the only one.
      */
     static String usableValue(String value) {
         if (value == null || value.isEmpty()) {
@@ -323,8 +325,10 @@ public final class TopicRules {
                 boolean filterMulti = end - f == 1 && filter.charAt(f) == TopicNames.MULTI_LEVEL;
                 boolean filterSingle = end - f == 1 && filter.charAt(f) == TopicNames.SINGLE_LEVEL;
                 if (filterMulti) {
-                    // '#' matches this level's parent too, and any number of levels below.
-                    return false;
+                    // '#' matches any levels from here, and the parent level too, which only a
+                    // rule '#' here covers (handled above). When the parent would be the empty
+                    // topic name (filter '#' or '/#'), no such topic exists, so '+/#' covers it too.
+                    return f <= 1 && kinds.length == i + 2 && kinds[i] == SINGLE && kinds[i + 1] == MULTI;
                 }
                 if (kinds[i] != SINGLE) {
                     String expected = literal(i, clientId, username);
