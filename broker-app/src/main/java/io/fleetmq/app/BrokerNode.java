@@ -2,7 +2,10 @@ package io.fleetmq.app;
 
 import io.fleetmq.app.config.BrokerConfig;
 import io.fleetmq.app.config.ConfigException;
+import io.fleetmq.app.http.AdminApi;
 import io.fleetmq.app.http.AdminHttpServer;
+import io.fleetmq.app.http.InitialAdmin;
+import io.fleetmq.app.http.SecurityStores;
 import io.fleetmq.app.security.MqttSecurity;
 import io.fleetmq.app.security.SecuritySettings;
 import io.fleetmq.kafka.security.SecurityChanges;
@@ -13,6 +16,8 @@ import io.fleetmq.app.metrics.DependencyMeters;
 import io.fleetmq.app.metrics.Metrics;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.health.Readiness;
+import io.fleetmq.core.security.SecurityChange;
+import io.fleetmq.persistence.auth.PasswordHashes;
 import io.fleetmq.embedded.EmbeddedServiceException;
 import io.fleetmq.embedded.EmbeddedServices;
 import io.fleetmq.embedded.EmbeddedServicesConfig;
@@ -61,7 +66,19 @@ public final class BrokerNode implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private EmbeddedServices embedded;
     private AdminHttpServer http;
-    private SecurityChanges securityChanges;
+    private volatile SecurityChanges securityChanges;
+    private AdminApi adminApi;
+    private final PasswordHashes passwordHashes = new PasswordHashes();
+    /** The admin API's writes are announced to every node once Kafka is there (the API waits for it). */
+    private final SecurityChange.Announcer adminAnnouncer = change -> {
+        SecurityChanges to = securityChanges;
+        if (to != null) {
+            to.announce(change);
+        } else {
+            log.warn("Security change {} {} made before the node could announce it; other nodes see it when their "
+                    + "caches expire", change.kind(), change.id());
+        }
+    };
     private Metrics metrics;
     private KafkaSettings kafkaSettings;
     private RedisSettings redisSettings;
@@ -112,11 +129,12 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("event loops", loops));
 
         // The admin port comes first so /health/live answers, and /health/ready says "starting",
-        // while the dependencies come up.
+        // while the dependencies come up; its API answers 503 until PostgreSQL is there.
+        adminApi = new AdminApi(adminAnnouncer, config.admin().tokenTtl(), passwordHashes);
         http = bind("listeners.http.port (HTTP_PORT)",
-                () -> AdminHttpServer.start(loops, config.bindAddress(), config.httpPort(), readiness, metrics));
+                () -> AdminHttpServer.start(config.bindAddress(), config.httpPort(), readiness, metrics, adminApi));
         started.push(new Stoppable("admin HTTP", http));
-        log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.listener().address());
+        log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.address());
 
         resolveDependencies();
 
@@ -157,6 +175,7 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("MQTT security", security));
         securityChanges = new SecurityChanges(kafka, topics, metrics.registry());
         started.push(new Stoppable("security announcements", securityChanges));
+        connectAdminApi(database);
 
         Incarnations incarnations = new Incarnations(
                 previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous, security),
@@ -206,6 +225,19 @@ public final class BrokerNode implements AutoCloseable {
     /** Where changes of credentials and blocked clients are announced to every node. */
     public SecurityChanges securityChanges() {
         return securityChanges;
+    }
+
+    /**
+     * The admin API on PostgreSQL, with the first admin user created if there is none. The data
+     * directory receives a generated initial password in every mode (in node mode it holds nothing
+     * else unless configured).
+     */
+    private void connectAdminApi(Database database) {
+        SecurityStores stores = SecurityStores.on(database.dataSource());
+        InitialAdmin initialAdmin = new InitialAdmin(stores.adminUsers(), passwordHashes,
+                config.admin().initialPassword(), config.dataDir());
+        initialAdmin.ensure();
+        adminApi.connect(stores, initialAdmin);
     }
 
     /** Registers a health check for readiness and as {@code fleetmq_dependency_up{dependency=...}}. */
@@ -329,7 +361,7 @@ public final class BrokerNode implements AutoCloseable {
     }
 
     public int httpPort() {
-        return http.listener().port();
+        return http.port();
     }
 
     /** Port of the named MQTT listener ("TCP", "TLS", "WebSocket", "secure WebSocket"), or -1. */

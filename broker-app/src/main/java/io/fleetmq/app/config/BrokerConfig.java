@@ -51,7 +51,8 @@ public record BrokerConfig(
         SecuritySettings security,
         RedisSettings redis,
         DatabaseSettings database,
-        Embedded embedded) {
+        Embedded embedded,
+        Admin admin) {
 
     /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
     public record Listener(String name, boolean enabled, int port, String portSetting) {
@@ -60,6 +61,17 @@ public record BrokerConfig(
     /** Ports of the embedded services in standalone and services mode, and the binary of the embedded Redis. */
     public record Embedded(String host, int kafkaPort, int kafkaControllerPort, int redisPort, int postgresPort,
             RedisBinary redisBinary) {
+    }
+
+    /**
+     * The admin API: the password of the first admin user (empty: generated) and the lifetime of
+     * its bearer tokens.
+     */
+    public record Admin(String initialPassword, Duration tokenTtl) {
+        @Override
+        public String toString() {
+            return "Admin[initialPassword=" + (initialPassword.isEmpty() ? "" : "***") + ", tokenTtl=" + tokenTtl + "]";
+        }
     }
 
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._-]{1,100}");
@@ -155,7 +167,8 @@ public record BrokerConfig(
                         s.port("embedded.kafka-controller-port"),
                         s.port("embedded.redis-port"),
                         s.port("embedded.postgres-port"),
-                        redisBinary(s)));
+                        redisBinary(s)),
+                new Admin(s.string("admin.password"), positive(s, "admin.token-ttl")));
     }
 
     private static RedisBinary redisBinary(Settings s) {

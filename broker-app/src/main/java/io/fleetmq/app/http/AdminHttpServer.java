@@ -5,125 +5,159 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fleetmq.app.metrics.Metrics;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.health.Readiness;
-import io.fleetmq.transport.BoundListener;
-import io.fleetmq.transport.EventLoops;
-import io.fleetmq.transport.Listeners;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.QueryStringDecoder;
-import java.nio.charset.StandardCharsets;
+import io.fleetmq.persistence.security.ConflictException;
+import io.fleetmq.persistence.security.DataAccessException;
+import io.fleetmq.transport.ListenerBindException;
+import io.javalin.Javalin;
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import io.javalin.http.MethodNotAllowedResponse;
+import java.net.InetSocketAddress;
 import java.util.Map;
+import java.util.Set;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's admin HTTP port: liveness, readiness and Prometheus metrics. Readiness probes talk to
- * Kafka, Redis and PostgreSQL, so they run on {@link Readiness}' threads, never on the I/O thread.
+ * The node's admin HTTP port, served by Javalin on Jetty: liveness, readiness and Prometheus
+ * metrics (open), and the admin API under {@code /api/v1} (bearer tokens, see {@link AdminApi}).
+ * Handlers run on Jetty's worker threads, never on its selector threads; readiness probes wait on
+ * {@link Readiness}' own threads without holding a worker.
  */
 public final class AdminHttpServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AdminHttpServer.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+    static final String OPENAPI = AdminApi.PREFIX + "/openapi.json";
+    /** Enough for concurrent probes, scrapes and admin calls; password checks hold one for ~0.1 s. */
+    private static final int MAX_THREADS = 32;
 
     private final Readiness readiness;
     private final Metrics metrics;
-    private final BoundListener listener;
+    private final Javalin app;
+    private final InetSocketAddress address;
 
-    private AdminHttpServer(EventLoops loops, String host, int port, Readiness readiness, Metrics metrics) {
+    private AdminHttpServer(String host, int port, Readiness readiness, Metrics metrics, AdminApi api) {
         this.readiness = readiness;
         this.metrics = metrics;
-        this.listener = Listeners.bind(loops, "HTTP", host, port, new ChannelInitializer<Channel>() {
-            @Override
-            protected void initChannel(Channel ch) {
-                ch.pipeline()
-                        .addLast(new HttpServerCodec())
-                        .addLast(new HttpObjectAggregator(64 * 1024))
-                        .addLast(new Handler());
+        RouteTable table = api.routes();
+        String[] openApi = new String[1];
+        table.get(OPENAPI).id("openApi").tag("meta").open()
+                .summary("This document")
+                .reply(200, "the OpenAPI 3 document of this API")
+                .handle(ctx -> ctx.contentType(ApiJson.CONTENT_TYPE).result(openApi[0]));
+        openApi[0] = OpenApiDocument.json(table);
+        Set<String> openPaths = table.openPaths();
+        this.app = Javalin.create(config -> configure(config, host, port, table, openPaths, api));
+        try {
+            app.start();
+        } catch (RuntimeException e) {
+            throw new ListenerBindException("HTTP", host, port, e.getCause() != null ? e.getCause() : e);
+        }
+        ServerConnector connector = (ServerConnector) app.jettyServer().server().getConnectors()[0];
+        this.address = new InetSocketAddress(connector.getHost(), connector.getLocalPort());
+    }
+
+    /**
+     * Binds the admin port; throws {@link ListenerBindException} if it cannot.
+     *
+     * @param api the admin API, answering 503 until it is {@linkplain AdminApi#connect connected}
+     */
+    public static AdminHttpServer start(String host, int port, Readiness readiness, Metrics metrics, AdminApi api) {
+        return new AdminHttpServer(host, port, readiness, metrics, api);
+    }
+
+    private void configure(JavalinConfig config, String host, int port, RouteTable table, Set<String> openPaths,
+            AdminApi api) {
+        config.jetty.host = host;
+        config.jetty.port = port;
+        QueuedThreadPool threads = new QueuedThreadPool(MAX_THREADS, 2);
+        threads.setName("admin-http");
+        config.jetty.threadPool = threads;
+        config.startup.showJavalinBanner = false;
+        config.startup.showOldJavalinVersionWarning = false;
+        config.startup.startupWatcherEnabled = false;
+        config.http.prefer405over404 = true;
+        config.http.maxRequestSize = 64 * 1024;
+
+        config.routes.get("/health/live", this::live);
+        config.routes.get("/health/ready", this::ready);
+        config.routes.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).header("Cache-Control", "no-store")
+                .result(metrics.scrape()));
+        config.routes.before("/api/*", ctx -> api.requireToken(ctx, openPaths));
+        table.register(config.routes);
+
+        config.routes.exception(ApiException.class, (e, ctx) -> {
+            e.headers().forEach(ctx::header);
+            error(ctx, e.status(), e.error(), e.getMessage());
+        });
+        config.routes.exception(ConflictException.class, (e, ctx) -> error(ctx, 409, "conflict", e.getMessage()));
+        config.routes.exception(DataAccessException.class, (e, ctx) -> {
+            log.warn("Admin API {} {}: PostgreSQL is unavailable: {}", ctx.method(), ctx.path(), HealthStatus.describe(e));
+            error(ctx, 503, "unavailable", "PostgreSQL is unavailable; try again later");
+        });
+        config.routes.exception(HttpResponseException.class, (e, ctx) -> {
+            if (e instanceof MethodNotAllowedResponse m) {
+                String allowed = m.getDetails().getOrDefault("availableMethods", m.getDetails().get("Available methods"));
+                if (allowed != null) {
+                    ctx.header("Allow", allowed);
+                }
+                error(ctx, 405, "method_not_allowed", ctx.method() + " is not allowed on " + ctx.path()
+                        + (allowed != null ? "; use " + allowed : ""));
+                return;
             }
+            error(ctx, e.getStatus(), e.getStatus() == 404 ? "not_found" : "http_" + e.getStatus(),
+                    e.getStatus() == 404 ? "no such resource: " + ctx.path() : e.getMessage());
+        });
+        config.routes.exception(Exception.class, (e, ctx) -> {
+            // The caller learns that it failed; the cause, with its stack trace, goes to the log only.
+            log.warn("Admin HTTP {} {} failed", ctx.method(), ctx.path(), e);
+            error(ctx, 500, "internal", "the request failed; the node's log has the cause");
         });
     }
 
-    /** Binds the admin port; throws {@link io.fleetmq.transport.ListenerBindException} if it cannot. */
-    public static AdminHttpServer start(EventLoops loops, String host, int port, Readiness readiness, Metrics metrics) {
-        return new AdminHttpServer(loops, host, port, readiness, metrics);
+    private static void error(Context ctx, int status, String error, String message) {
+        ApiJson.write(ctx, status, new ApiModels.ErrorBody(error, message));
     }
 
-    public BoundListener listener() {
-        return listener;
+    /**
+     * Alive whatever the dependencies say; the body repeats their last known state without probing
+     * anything, so liveness answers at once.
+     */
+    private void live(Context ctx) {
+        json(ctx, 200, body(readiness.lastReport()).put("status", "UP"));
+    }
+
+    /**
+     * The checks run on Readiness' own threads with a timeout; the request waits asynchronously, so
+     * a burst of probes neither holds worker threads nor queues up behind a slow dependency.
+     */
+    private void ready(Context ctx) {
+        ctx.future(() -> readiness.evaluateAsync().handle((report, error) -> {
+            if (error != null) {
+                json(ctx, 503, status("DOWN").put("phase", readiness.phase()).put("error", HealthStatus.describe(error)));
+            } else {
+                json(ctx, report.ready() ? 200 : 503, body(report));
+            }
+            return null;
+        }).toCompletableFuture());
+    }
+
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    public int port() {
+        return address.getPort();
     }
 
     @Override
     public void close() {
-        listener.close();
-    }
-
-    private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-            boolean keepAlive = HttpUtil.isKeepAlive(request);
-            if (!request.decoderResult().isSuccess()) {
-                send(ctx, false, json(HttpResponseStatus.BAD_REQUEST, error("malformed HTTP request")));
-                return;
-            }
-            String path = new QueryStringDecoder(request.uri()).path();
-            boolean known = path.equals("/health/live") || path.equals("/health/ready") || path.equals("/metrics");
-            if (!known) {
-                send(ctx, keepAlive, json(HttpResponseStatus.NOT_FOUND, error("no such resource: " + path)));
-                return;
-            }
-            if (!HttpMethod.GET.equals(request.method())) {
-                FullHttpResponse response = json(HttpResponseStatus.METHOD_NOT_ALLOWED,
-                        error(request.method() + " is not allowed on " + path + "; use GET"));
-                response.headers().set(HttpHeaderNames.ALLOW, "GET");
-                send(ctx, keepAlive, response);
-                return;
-            }
-            switch (path) {
-                // Alive whatever the dependencies say; the body repeats their last known state
-                // without probing anything, so liveness answers at once.
-                case "/health/live" -> send(ctx, keepAlive, json(HttpResponseStatus.OK,
-                        body(readiness.lastReport()).put("status", "UP")));
-                case "/health/ready" -> ready(ctx, keepAlive);
-                default -> send(ctx, keepAlive, text(HttpResponseStatus.OK, metrics.scrape(), PROMETHEUS_TEXT));
-            }
-        }
-
-        private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
-            // The checks run on Readiness' own threads with a timeout; nothing waits here, so a
-            // burst of probes neither blocks the I/O thread nor queues up behind a slow dependency.
-            readiness.evaluateAsync().whenComplete((report, error) -> ctx.executor().execute(() -> {
-                if (error != null) {
-                    send(ctx, keepAlive, json(HttpResponseStatus.SERVICE_UNAVAILABLE,
-                            status("DOWN").put("phase", readiness.phase()).put("error", HealthStatus.describe(error))));
-                    return;
-                }
-                send(ctx, keepAlive, json(report.ready() ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        body(report)));
-            }));
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            log.debug("Admin HTTP connection failed", cause);
-            ctx.close();
-        }
+        app.stop();
     }
 
     /**
@@ -149,30 +183,7 @@ public final class AdminHttpServer implements AutoCloseable {
         return JSON.createObjectNode().put("status", status);
     }
 
-    private static ObjectNode error(String message) {
-        return JSON.createObjectNode().put("error", message);
-    }
-
-    private static FullHttpResponse json(HttpResponseStatus status, ObjectNode body) {
-        return text(status, body.toString(), HttpHeaderValues.APPLICATION_JSON + "; charset=utf-8");
-    }
-
-    private static FullHttpResponse text(HttpResponseStatus status, String body, String contentType) {
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
-        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
-        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
-        response.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
-        return response;
-    }
-
-    private static void send(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse response) {
-        if (keepAlive) {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-            ctx.writeAndFlush(response);
-        } else {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
-        }
+    private static void json(Context ctx, int status, ObjectNode body) {
+        ctx.status(status).contentType(ApiJson.CONTENT_TYPE).header("Cache-Control", "no-store").result(body.toString());
     }
 }

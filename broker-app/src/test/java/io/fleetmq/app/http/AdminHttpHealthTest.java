@@ -13,7 +13,7 @@ import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
 import io.fleetmq.core.health.Readiness;
 import io.fleetmq.testkit.Await;
-import io.fleetmq.transport.EventLoops;
+import io.fleetmq.persistence.auth.PasswordHashes;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,14 +38,12 @@ class AdminHttpHealthTest {
     private final AtomicInteger postgresProbes = new AtomicInteger();
     private final AtomicBoolean kafkaUp = new AtomicBoolean(true);
     private final AtomicBoolean redisUp = new AtomicBoolean(false);
-    private EventLoops loops;
     private Metrics metrics;
     private Readiness readiness;
     private AdminHttpServer server;
 
     @BeforeEach
     void start() {
-        loops = new EventLoops(1);
         metrics = new Metrics("health-test");
         readiness = new Readiness(Duration.ofMillis(300));
         register(check("kafka", kafkaUp::get), Readiness.Impact.REQUIRED);
@@ -60,7 +58,8 @@ class AdminHttpHealthTest {
         }), Readiness.Impact.DEGRADES);
         register(check("redis", redisUp::get), Readiness.Impact.DEGRADES);
         readiness.started();
-        server = AdminHttpServer.start(loops, "127.0.0.1", 0, readiness, metrics);
+        server = AdminHttpServer.start("127.0.0.1", 0, readiness, metrics,
+                new AdminApi(change -> { }, Duration.ofHours(1), new PasswordHashes(4, 14, 1_000)));
     }
 
     @AfterEach
@@ -69,7 +68,6 @@ class AdminHttpHealthTest {
         server.close();
         readiness.close();
         metrics.close();
-        loops.close();
     }
 
     private void register(HealthCheck check, Readiness.Impact impact) {
@@ -93,7 +91,7 @@ class AdminHttpHealthTest {
 
     @Test
     void degradedDependenciesKeepTheNodeReadyAndAreNamedInBothHealthBodies() throws Exception {
-        int port = server.listener().port();
+        int port = server.port();
         HttpResponse<String> ready = Http.get(port, "/health/ready");
         assertEquals(200, ready.statusCode(), ready.body());
         JsonNode body = JSON.readTree(ready.body());
@@ -125,7 +123,7 @@ class AdminHttpHealthTest {
 
     @Test
     void concurrentProbesShareOneHangingCheckAndAllAnswer() throws Exception {
-        int port = server.listener().port();
+        int port = server.port();
         List<CompletableFuture<HttpResponse<String>>> probes = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             probes.add(CompletableFuture.supplyAsync(() -> Http.get(port, "/health/ready")));
@@ -139,7 +137,7 @@ class AdminHttpHealthTest {
 
     @Test
     void metricsCarryAGaugePerDependency() {
-        int port = server.listener().port();
+        int port = server.port();
         Await.until(Duration.ofSeconds(20), "dependency gauges", () -> {
             String m = Http.get(port, "/metrics").body();
             return m.contains("fleetmq_dependency_up{dependency=\"kafka\",node=\"health-test\",required=\"true\"} 1.0")

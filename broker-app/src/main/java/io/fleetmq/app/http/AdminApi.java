@@ -1,0 +1,114 @@
+package io.fleetmq.app.http;
+
+import io.fleetmq.core.health.HealthStatus;
+import io.fleetmq.core.security.SecurityChange;
+import io.fleetmq.persistence.auth.PasswordHashes;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The authenticated admin API under {@code /api/v1}: its routes, and what they share. The admin
+ * port opens before PostgreSQL is reached, so the API answers 503 until {@link #connect} hands it
+ * the stores.
+ */
+public final class AdminApi {
+
+    static final String PREFIX = "/api/v1";
+    private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
+    /** Entity ids are UUIDs; anything else names no entity (and never reaches SQL). */
+    private static final Pattern ID = Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    private final SecurityChange.Announcer announcer;
+    private final Duration tokenTtl;
+    private final PasswordHashes hashes;
+    private final Clock clock;
+    private volatile SecurityStores stores;
+    private volatile InitialAdmin initialAdmin;
+    private AuthRoutes auth;
+
+    /**
+     * @param announcer told of every successful write, so that every node applies it
+     * @param tokenTtl  lifetime of a login token ({@code admin.token-ttl})
+     */
+    public AdminApi(SecurityChange.Announcer announcer, Duration tokenTtl, PasswordHashes hashes) {
+        this(announcer, tokenTtl, hashes, Clock.systemUTC());
+    }
+
+    AdminApi(SecurityChange.Announcer announcer, Duration tokenTtl, PasswordHashes hashes, Clock clock) {
+        this.announcer = announcer;
+        this.tokenTtl = tokenTtl;
+        this.hashes = hashes;
+        this.clock = clock;
+    }
+
+    /** Makes the API available on the given stores; {@code initialAdmin} is retried on login until it succeeded. */
+    public void connect(SecurityStores stores, InitialAdmin initialAdmin) {
+        this.initialAdmin = initialAdmin;
+        this.stores = stores;
+    }
+
+    /** Every operation of the API, to be registered and documented. */
+    RouteTable routes() {
+        RouteTable table = new RouteTable();
+        auth = new AuthRoutes(this);
+        auth.addTo(table);
+        new CredentialRoutes(this).addTo(table);
+        new BlockedRoutes(this).addTo(table);
+        new RefusedConnectionRoutes(this).addTo(table);
+        return table;
+    }
+
+    /** The bearer check in front of every {@code /api/} path but {@code openPaths}. */
+    void requireToken(io.javalin.http.Context ctx, java.util.Set<String> openPaths) {
+        auth.requireToken(ctx, openPaths);
+    }
+
+    SecurityStores stores() {
+        SecurityStores s = stores;
+        if (s == null) {
+            throw ApiException.unavailable("the node is starting; try again shortly");
+        }
+        return s;
+    }
+
+    InitialAdmin initialAdmin() {
+        return initialAdmin;
+    }
+
+    Duration tokenTtl() {
+        return tokenTtl;
+    }
+
+    PasswordHashes hashes() {
+        return hashes;
+    }
+
+    Clock clock() {
+        return clock;
+    }
+
+    /** Tells every node; a failure to announce does not undo the write, which nodes pick up later. */
+    void announce(SecurityChange change) {
+        try {
+            announcer.announce(change);
+        } catch (RuntimeException e) {
+            log.warn("Could not announce {} {}: {}", change.kind(), change.id(), HealthStatus.describe(e));
+        }
+    }
+
+    /** The path parameter {@code id}, or a 404 naming {@code what} if it cannot be an id. */
+    static String id(io.javalin.http.Context ctx, String what) {
+        String id = ctx.pathParam("id");
+        if (!ID.matcher(id).matches()) {
+            throw ApiException.notFound("no " + what + " with id '" + abbreviate(id) + "'");
+        }
+        return id.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    static String abbreviate(String s) {
+        return s.length() <= 64 ? s : s.substring(0, 64) + "...";
+    }
+}

@@ -1,0 +1,132 @@
+package io.fleetmq.app.http;
+
+import io.fleetmq.core.security.BlockEntry;
+import io.fleetmq.core.security.Credential;
+import io.fleetmq.core.security.Page;
+import io.fleetmq.core.security.RefusedConnection;
+import io.swagger.v3.oas.annotations.media.Schema;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * The JSON bodies of the admin API. Their record components are the fields on the wire and, through
+ * swagger-core, the schemas in the OpenAPI document. No body that the API writes holds a password
+ * or a password hash.
+ */
+final class ApiModels {
+
+    private ApiModels() {
+    }
+
+    @Schema(description = "What went wrong")
+    record ErrorBody(
+            @Schema(description = "a short code: bad_request, unauthorized, not_found, method_not_allowed, conflict, unavailable, internal")
+            String error,
+            @Schema(description = "for the caller; names the field at fault where there is one")
+            String message) {
+    }
+
+    record LoginRequest(String username, String password) {
+        @Override
+        public String toString() {
+            return "LoginRequest[username=" + username + "]";
+        }
+    }
+
+    record LoginResponse(
+            @Schema(description = "send as 'Authorization: Bearer <token>'") String token,
+            @Schema(format = "date-time") Instant expiresAt) {
+    }
+
+    record CreatedId(String id) {
+    }
+
+    @Schema(description = "A credential as written by a client: a PUT replaces every field, except that an"
+            + " omitted (or null) password keeps the current one")
+    record CredentialRequest(
+            @Schema(description = "the provider that checks it", allowableValues = "basic") String type,
+            @Schema(description = "the MQTT user name it matches; at least one of username and clientId",
+                    nullable = true) String username,
+            @Schema(description = "the MQTT client ID it matches", nullable = true) String clientId,
+            @Schema(description = "the password a client must give, at most 72 bytes in UTF-8; stored as a"
+                    + " bcrypt hash and never returned. Null: no password on create, keep on update",
+                    nullable = true, format = "password") String password,
+            @Schema(description = "overrides the client ID pattern; null: go by the pattern",
+                    allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
+            @Schema(description = "topic filters the client may publish to; ${clientid} and ${username} stand"
+                    + " for one whole level") List<String> publish,
+            @Schema(description = "topic filters the client may subscribe to") List<String> subscribe) {
+        @Override
+        public String toString() {
+            return "CredentialRequest[username=" + username + ", clientId=" + clientId + "]";
+        }
+    }
+
+    record CredentialView(String id, String type, String username, String clientId,
+            @Schema(description = "whether a password is required") boolean hasPassword,
+            @Schema(allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
+            List<String> publish, List<String> subscribe,
+            @Schema(format = "date-time") Instant createdAt,
+            @Schema(format = "date-time") Instant updatedAt) {
+
+        static CredentialView of(Credential c) {
+            return new CredentialView(c.id(), c.type(), c.username(), c.clientId(), c.passwordHash() != null,
+                    c.clientType(), c.publish(), c.subscribe(), c.createdAt(), c.updatedAt());
+        }
+    }
+
+    record CredentialPage(List<CredentialView> items, long total, int page, int pageSize) {
+        static CredentialPage of(Page<Credential> p) {
+            return new CredentialPage(p.items().stream().map(CredentialView::of).toList(), p.total(), p.page(),
+                    p.pageSize());
+        }
+    }
+
+    record BlockedRequest(
+            @Schema(allowableValues = {"client_id", "username", "ip", "regex"}) String type,
+            @Schema(description = "what is blocked: a client ID, a user name, an IP address or CIDR range, or a"
+                    + " regular expression matched against the whole target") String value,
+            @Schema(description = "for regex: what it is matched against", nullable = true,
+                    allowableValues = {"client_id", "username", "ip"}) String target,
+            @Schema(description = "when the block ends (ISO-8601, in the future); null: never", nullable = true,
+                    format = "date-time") String expiresAt) {
+    }
+
+    record BlockedView(String id, String type, String value, String target,
+            @Schema(format = "date-time", nullable = true) Instant expiresAt,
+            @Schema(description = "whether expiresAt has passed") boolean expired,
+            @Schema(format = "date-time") Instant createdAt) {
+
+        static BlockedView of(BlockEntry e, Instant now) {
+            return new BlockedView(e.id(), e.type(), e.value(), e.target(), e.expiresAt(), e.expired(now),
+                    e.createdAt());
+        }
+    }
+
+    record BlockedPage(List<BlockedView> items, long total, int page, int pageSize) {
+        static BlockedPage of(Page<BlockEntry> p, Instant now) {
+            return new BlockedPage(p.items().stream().map(e -> BlockedView.of(e, now)).toList(), p.total(), p.page(),
+                    p.pageSize());
+        }
+    }
+
+    record RefusedView(String clientId, String username, String address, boolean passwordGiven, boolean tls,
+            @Schema(allowableValues = {RefusedConnection.BAD_CREDENTIALS, RefusedConnection.NOT_AUTHORIZED,
+                    RefusedConnection.BLOCKED, RefusedConnection.ANONYMOUS_REFUSED, RefusedConnection.AUTH_UNAVAILABLE,
+                    RefusedConnection.AUTH_BUSY}) String reason,
+            @Schema(format = "date-time") Instant firstAt,
+            @Schema(format = "date-time") Instant lastAt,
+            long count) {
+
+        static RefusedView of(RefusedConnection r) {
+            return new RefusedView(r.clientId(), r.username(), r.address(), r.passwordGiven(), r.tls(), r.reason(),
+                    r.firstAt(), r.lastAt(), r.count());
+        }
+    }
+
+    record RefusedPage(List<RefusedView> items, long total, int page, int pageSize) {
+        static RefusedPage of(Page<RefusedConnection> p) {
+            return new RefusedPage(p.items().stream().map(RefusedView::of).toList(), p.total(), p.page(), p.pageSize());
+        }
+    }
+}
