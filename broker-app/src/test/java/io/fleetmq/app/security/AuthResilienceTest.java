@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Authentication under stress: a storm of CONNECTs with bad passwords beyond the bounded pool, and
  * PostgreSQL cut off (the node reaches it through a proxy) while clients connect with cached and
- * uncached credentials.
+ * uncached credentials. The node also runs with the deny action "disconnect".
  */
 class AuthResilienceTest {
 
@@ -57,6 +57,7 @@ class AuthResilienceTest {
         env.put("MQTT_ALLOW_ANONYMOUS", "false");
         env.put("MQTT_AUTH_THREADS", "1");
         env.put("MQTT_AUTH_MAX_PENDING", "4");
+        env.put("MQTT_DENY_ACTION", "disconnect");
         broker = TestBroker.start(dataDir, env);
         fx = new SecurityFixture(db, broker);
     }
@@ -147,6 +148,32 @@ class AuthResilienceTest {
         assertTrue(refusedTotal("auth_unavailable") >= before + 1);
         io.fleetmq.testkit.Await.until(java.time.Duration.ofSeconds(20), "PostgreSQL back",
                 () -> code(unique("u"), uncached, "pw") == 0x00);
+    }
+
+    @Test
+    @DisplayName("Deny action disconnect: a PUBLISH the client may not send ends its connection (MQTT 5: DISCONNECT 0x87; 3.1.1: closed), counted")
+    void denyActionDisconnect() throws Exception {
+        String user = unique("deny");
+        fx.credential(user, null, "pw", List.of("allowed/#"), List.of());
+        double before = broker.dropped("not_authorized");
+        try (var v5 = SecurityFixture.connect(broker.mqttPort(), 5, unique("d"), user, "pw").expect(0x00)) {
+            assertEquals(0x00, SecurityFixture.publishQos1V5(v5.raw(), 1, "allowed/x", "ok"));
+            v5.raw().send(io.fleetmq.testkit.RawMqtt.publishV5("forbidden/x", 1, 2, new byte[] {1}));
+            byte[] disconnect = v5.raw().readType(14);
+            assertEquals(0x87, disconnect[2] & 0xFF);
+        }
+        try (var v3 = SecurityFixture.connect(broker.mqttPort(), 4, unique("d"), user, "pw").expect(0)) {
+            v3.raw().send(io.fleetmq.testkit.RawMqtt.packet(0x30, topicAndPayload("forbidden/y")));
+            assertTrue(v3.raw().closedByBroker(), "3.1.1 connection closed");
+        }
+        assertEquals(before + 2, broker.dropped("not_authorized"));
+    }
+
+    private static byte[] topicAndPayload(String topic) {
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        io.fleetmq.testkit.RawMqtt.writeString(body, topic);
+        body.write('x');
+        return body.toByteArray();
     }
 
     private static double refusedTotal(String reason) {
