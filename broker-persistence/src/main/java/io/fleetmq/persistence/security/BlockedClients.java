@@ -79,32 +79,8 @@ public final class BlockedClients {
     public Page<BlockEntry> list(String type, int page, int pageSize) {
         Jdbc.checkPage(page, pageSize);
         Conditions where = new Conditions().equal("type", type);
-        try (Connection c = dataSource.getConnection()) {
-            long total;
-            try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM blocked_client" + where.where())) {
-                where.bind(st);
-                try (ResultSet rs = st.executeQuery()) {
-                    rs.next();
-                    total = rs.getLong(1);
-                }
-            }
-            List<BlockEntry> items = new ArrayList<>();
-            String sql = "SELECT " + COLUMNS + " FROM blocked_client" + where.where()
-                    + " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?";
-            try (PreparedStatement st = c.prepareStatement(sql)) {
-                int next = where.bind(st);
-                st.setInt(next, pageSize);
-                st.setLong(next + 1, Jdbc.offset(page, pageSize));
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        items.add(read(rs));
-                    }
-                }
-            }
-            return new Page<>(items, total, page, pageSize);
-        } catch (SQLException e) {
-            throw Jdbc.failure("list blocked clients", e);
-        }
+        return Jdbc.page(dataSource, "blocked_client", COLUMNS, where, "created_at DESC, id DESC", page, pageSize,
+                BlockedClients::read, "list blocked clients");
     }
 
     public boolean delete(String id) {

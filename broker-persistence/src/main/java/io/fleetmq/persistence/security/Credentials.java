@@ -87,32 +87,8 @@ public final class Credentials {
                 .equal("client_id", f.clientId())
                 .equal("client_type", f.clientType())
                 .contains(f.text(), "username", "client_id");
-        try (Connection c = dataSource.getConnection()) {
-            long total;
-            try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM credential" + where.where())) {
-                where.bind(st);
-                try (ResultSet rs = st.executeQuery()) {
-                    rs.next();
-                    total = rs.getLong(1);
-                }
-            }
-            List<Credential> items = new ArrayList<>();
-            String sql = "SELECT " + COLUMNS + " FROM credential" + where.where()
-                    + " ORDER BY username NULLS LAST, client_id NULLS LAST, id LIMIT ? OFFSET ?";
-            try (PreparedStatement st = c.prepareStatement(sql)) {
-                int next = where.bind(st);
-                st.setInt(next, pageSize);
-                st.setLong(next + 1, Jdbc.offset(page, pageSize));
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        items.add(read(rs));
-                    }
-                }
-            }
-            return new Page<>(items, total, page, pageSize);
-        } catch (SQLException e) {
-            throw Jdbc.failure("list credentials", e);
-        }
+        return Jdbc.page(dataSource, "credential", COLUMNS, where, "username NULLS LAST, client_id NULLS LAST, id", page, pageSize,
+                Credentials::read, "list credentials");
     }
 
     /**

@@ -88,4 +88,45 @@ final class Jdbc {
     static long offset(int page, int pageSize) {
         return (long) page * pageSize;
     }
+
+    /** Reads one row. */
+    @FunctionalInterface
+    interface RowReader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /**
+     * One page of {@code table}'s rows that {@code where} selects, in {@code orderBy} order, with the
+     * count of all of them.
+     */
+    static <T> io.fleetmq.core.security.Page<T> page(javax.sql.DataSource dataSource, String table, String columns,
+            Conditions where, String orderBy, int page, int pageSize, RowReader<T> reader, String action) {
+        checkPage(page, pageSize);
+        try (java.sql.Connection c = dataSource.getConnection()) {
+            long total;
+            try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM " + table + where.where())) {
+                where.bind(st);
+                try (ResultSet rs = st.executeQuery()) {
+                    rs.next();
+                    total = rs.getLong(1);
+                }
+            }
+            java.util.List<T> items = new java.util.ArrayList<>();
+            String sql = "SELECT " + columns + " FROM " + table + where.where() + " ORDER BY " + orderBy
+                    + " LIMIT ? OFFSET ?";
+            try (PreparedStatement st = c.prepareStatement(sql)) {
+                int next = where.bind(st);
+                st.setInt(next, pageSize);
+                st.setLong(next + 1, offset(page, pageSize));
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        items.add(reader.read(rs));
+                    }
+                }
+            }
+            return new io.fleetmq.core.security.Page<>(items, total, page, pageSize);
+        } catch (SQLException e) {
+            throw failure(action, e);
+        }
+    }
 }

@@ -101,32 +101,8 @@ public final class RefusedConnections {
                 .contains(f.username(), "username")
                 .contains(f.address(), "address")
                 .equal("reason", f.reason());
-        try (Connection c = dataSource.getConnection()) {
-            long total;
-            try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM refused_connection" + where.where())) {
-                where.bind(st);
-                try (ResultSet rs = st.executeQuery()) {
-                    rs.next();
-                    total = rs.getLong(1);
-                }
-            }
-            List<RefusedConnection> items = new ArrayList<>();
-            String sql = "SELECT " + COLUMNS + " FROM refused_connection" + where.where()
-                    + " ORDER BY last_at DESC, client_id LIMIT ? OFFSET ?";
-            try (PreparedStatement st = c.prepareStatement(sql)) {
-                int next = where.bind(st);
-                st.setInt(next, pageSize);
-                st.setLong(next + 1, Jdbc.offset(page, pageSize));
-                try (ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        items.add(read(rs));
-                    }
-                }
-            }
-            return new Page<>(items, total, page, pageSize);
-        } catch (SQLException e) {
-            throw Jdbc.failure("list refused connections", e);
-        }
+        return Jdbc.page(dataSource, "refused_connection", COLUMNS, where, "last_at DESC, client_id", page, pageSize,
+                RefusedConnections::read, "list refused connections");
     }
 
     /** Deletes rows whose latest refusal is before {@code cutoff}; returns how many. */
