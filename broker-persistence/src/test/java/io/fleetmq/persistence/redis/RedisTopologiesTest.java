@@ -57,7 +57,7 @@ class RedisTopologiesTest {
 
     /** Starts redis-server with {@code config} (plus port and directory) and waits for its PONG. */
     private int redisServer(String name, List<String> config, boolean sentinel) throws IOException {
-        int port = FreePorts.next();
+        int port = config.contains("cluster-enabled yes") ? clusterPort() : FreePorts.next();
         Path home = Files.createDirectories(dir.resolve(name));
         List<String> lines = new ArrayList<>(List.of("bind 127.0.0.1", "port " + port, "dir " + home,
                 "protected-mode no", "save \"\"", "appendonly no"));
@@ -70,8 +70,36 @@ class RedisTopologiesTest {
         }
         processes.add(new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(home.resolve("out.log").toFile()).start());
-        Await.until(WAIT, name + " to answer PING", () -> pong(port));
+        try {
+            Await.until(WAIT, name + " to answer PING", () -> pong(port));
+        } catch (AssertionError e) {
+            // Say why: the server's own log (a port it could not bind, a setting it refused).
+            throw new AssertionError(e.getMessage() + "; " + name + " on port " + port + " logged: "
+                    + Files.readString(home.resolve("out.log")), e);
+        }
         return port;
+    }
+
+    /**
+     * A port for a cluster node: Redis also listens on the port 10000 above it (the cluster bus), so
+     * that one must be free too, or the node fails to start.
+     */
+    private static int clusterPort() {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int port = FreePorts.next();
+            if (port + 10_000 <= 65_535 && bindable(port + 10_000)) {
+                return port;
+            }
+        }
+        throw new IllegalStateException("no port whose cluster bus port is free");
+    }
+
+    private static boolean bindable(int port) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static boolean pong(int port) {
