@@ -12,8 +12,8 @@
 #   ttl0   MQTT_ALLOW_ANONYMOUS=false, one bcrypt credential, MQTT_AUTH_CACHE_TTL=0: every CONNECT
 #          reads the credential from PostgreSQL and checks the hash
 #   cache  as ttl0 with the default cache (60 s): a client that connected recently skips both
-# The credential is written straight into the node's `credential` table (the admin API is not there
-# yet), with a $2b$ cost-10 hash made by the broker's own PasswordHashes, while the node before the
+# The credential is written straight into the node's `credential` table (the tree this was first run on
+# had no admin API), with a $2b$ cost-10 hash made by the broker's own PasswordHashes, while the node before the
 # one that must see it still runs; a node reads whether credentials exist when it starts.
 #
 # Needs the mosquitto package, psql, and a built tree (./mvnw -DskipTests package).
