@@ -3,10 +3,14 @@ package io.fleetmq.bench;
 import io.fleetmq.bench.cli.BenchOptions;
 import io.fleetmq.bench.cli.OptionsParser;
 import io.fleetmq.bench.cli.UsageException;
+import io.fleetmq.bench.connect.ConnectRun;
 import io.fleetmq.bench.report.BenchReport;
+import io.fleetmq.bench.report.ConnectReport;
+import io.fleetmq.bench.report.ConnectReportTable;
 import io.fleetmq.bench.report.JsonReport;
 import io.fleetmq.bench.report.ReportTable;
 import io.fleetmq.bench.run.BenchmarkRun;
+import io.fleetmq.bench.scenario.Scenario;
 import java.io.PrintStream;
 import java.util.Optional;
 
@@ -47,6 +51,13 @@ public final class Main {
         if (options.isEmpty()) {
             out.print(OptionsParser.USAGE);
             return EXIT_OK;
+        }
+        if (options.get().scenario() == Scenario.CONNECT) {
+            ConnectReport report = new ConnectRun(options.get(), err).run();
+            out.print(ConnectReportTable.render(report));
+            out.println(ConnectReportTable.json(report));
+            out.flush();
+            return report.clean() ? EXIT_OK : EXIT_ERRORS;
         }
         BenchReport report = new BenchmarkRun(options.get(), err).run();
         out.print(ReportTable.render(report));

@@ -1,5 +1,6 @@
 package io.fleetmq.bench.cli;
 
+import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.Protocol;
 import io.fleetmq.bench.scenario.Scenario;
 import java.time.Duration;
@@ -22,6 +23,8 @@ import java.time.Duration;
  *                       publishers' {@code threads}. In fan-in, 100 publishers at full speed on the
  *                       same threads as the one subscriber leave it little time to read, and the
  *                       run then measures the load generator instead of the broker
+ * @param credentials    user name and password in every client's CONNECT; {@link Credentials#NONE} for
+ *                       anonymous clients
  */
 public record BenchOptions(
         Scenario scenario,
@@ -39,7 +42,16 @@ public record BenchOptions(
         int threads,
         int subscriberPort,
         long sessionExpiry,
-        int subscriberThreads) {
+        int subscriberThreads,
+        Credentials credentials) {
+
+    /** Anonymous clients. */
+    public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
+            Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads,
+            int subscriberPort, long sessionExpiry, int subscriberThreads) {
+        this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
+                threads, subscriberPort, sessionExpiry, subscriberThreads, Credentials.NONE);
+    }
 
     /** Subscribers on the publishers' threads. */
     public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,

@@ -1,5 +1,6 @@
 package io.fleetmq.bench.cli;
 
+import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.PayloadStamp;
 import io.fleetmq.bench.client.Protocol;
 import io.fleetmq.bench.scenario.Scenario;
@@ -18,13 +19,16 @@ public final class OptionsParser {
     private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)?");
 
     public static final String USAGE = """
-            Usage: java -jar fleetmq-bench.jar --scenario fan-in|fan-out|p2p [options]
+            Usage: java -jar fleetmq-bench.jar --scenario fan-in|fan-out|p2p|connect [options]
 
             Drives any MQTT broker over TCP and reports throughput, end-to-end latency and losses.
 
               --scenario NAME    fan-in:  N publishers, 1 subscriber on a '+' wildcard
                                  fan-out: 1 publisher, N subscribers on one topic
                                  p2p:     N pairs, each publisher to its own topic and subscriber
+                                 connect: N connectors, each in a loop: TCP, CONNECT (clean
+                                          start), CONNACK, DISCONNECT, close; reports CONNECTs/s
+                                          accepted and refused (by reason code) and CONNACK latency
               --host HOST        broker address (default 127.0.0.1)
               --port PORT        broker TCP port (default 1883)
               --subscriber-port PORT
@@ -34,7 +38,11 @@ public final class OptionsParser {
                                  they have persistent sessions (default 0)
               --protocol 5|3.1.1 MQTT version (default 5)
               --qos 0|1|2        QoS of publishes and subscriptions (default 0)
-              --clients N        publishers (fan-in), subscribers (fan-out) or pairs (p2p) (default 100)
+              --clients N        publishers (fan-in), subscribers (fan-out), pairs (p2p) or
+                                 connectors (connect) (default 100)
+              --username NAME    user name in every client's CONNECT (default: none)
+              --password TEXT    password in every client's CONNECT (default: none); MQTT 3.1.1
+                                 needs --username with it
               --rate R           total msgs/s over all publishers; 0 = as fast as flow control
                                  allows (default 0)
               --inflight W       unacknowledged QoS 1/2 publishes per publisher (default 16)
@@ -71,6 +79,8 @@ public final class OptionsParser {
         int subscriberPort = 0;
         long sessionExpiry = 0;
         int subscriberThreads = 0;
+        String username = null;
+        String password = null;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -111,6 +121,8 @@ public final class OptionsParser {
                     case "payload" -> payload = intIn(value, PayloadStamp.SIZE, MAX_PAYLOAD);
                     case "threads" -> threads = intIn(value, 1, 1024);
                     case "subscriber-threads" -> subscriberThreads = intIn(value, 0, 1024);
+                    case "username" -> username = utf8String(value);
+                    case "password" -> password = binary(value);
                     default -> throw new UsageException("unknown option --" + name);
                 }
             } catch (IllegalArgumentException e) {
@@ -118,11 +130,15 @@ public final class OptionsParser {
             }
         }
         if (scenario == null) {
-            throw new UsageException("--scenario is required (fan-in, fan-out or p2p)");
+            throw new UsageException("--scenario is required (fan-in, fan-out, p2p or connect)");
+        }
+        if (password != null && username == null && protocol == Protocol.MQTT_3_1_1) {
+            // [MQTT-3.1.2-22]: in 3.1.1 the Password Flag needs the User Name Flag.
+            throw new UsageException("--password needs --username under MQTT 3.1.1");
         }
         return Optional.of(new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration,
                 drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort, sessionExpiry,
-                subscriberThreads));
+                subscriberThreads, new Credentials(username, password)));
     }
 
     /** {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1.5s}, {@code 1h}; a bare number is seconds. */
@@ -155,6 +171,27 @@ public final class OptionsParser {
             throw new IllegalArgumentException("must not be empty");
         }
         return value.trim();
+    }
+
+    /** An MQTT UTF-8 string holds at most 65,535 bytes and no U+0000 [MQTT-1.5.4-2]. */
+    private static String utf8String(String value) {
+        if (value.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("must not contain the null character");
+        }
+        int bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > 65_535) {
+            throw new IllegalArgumentException(bytes + " bytes is longer than the 65535 MQTT allows");
+        }
+        return value;
+    }
+
+    /** The password is Binary Data in MQTT 5 (a string in 3.1.1): at most 65,535 bytes, any content. */
+    private static String binary(String value) {
+        int bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > 65_535) {
+            throw new IllegalArgumentException(bytes + " bytes is longer than the 65535 MQTT allows");
+        }
+        return value;
     }
 
     private static int intIn(String text, int min, int max) {

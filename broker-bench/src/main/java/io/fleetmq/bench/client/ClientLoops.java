@@ -3,6 +3,7 @@ package io.fleetmq.bench.client;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -96,6 +97,25 @@ public final class ClientLoops implements AutoCloseable {
             }
         });
         return connection;
+    }
+
+    /**
+     * Opens a TCP connection whose pipeline is just the MQTT codec and {@code handler}: for short-lived
+     * connections that need no keep-alive, such as the connect scenario's handshakes.
+     */
+    public ChannelFuture open(String host, int port, ChannelHandler handler, int maxPacketBytes) {
+        return new Bootstrap()
+                .group(group)
+                .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) CONNECT_TIMEOUT.toMillis())
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new MqttDecoder(maxPacketBytes), MqttEncoder.INSTANCE, handler);
+                    }
+                })
+                .connect(host, port);
     }
 
     @Override

@@ -75,6 +75,14 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
         return this;
     }
 
+    private Credentials credentials = Credentials.NONE;
+
+    /** Connect with this user name and password instead of anonymously. */
+    public MqttConnection credentials(Credentials credentials) {
+        this.credentials = credentials;
+        return this;
+    }
+
     int keepAliveSeconds() {
         return KEEP_ALIVE_SECONDS;
     }
@@ -174,20 +182,7 @@ public final class MqttConnection extends SimpleChannelInboundHandler<MqttMessag
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-        // Clean start / clean session: no state from earlier runs, none left behind
-        // [MQTT-3.1.2-4] (MQTT 5), [MQTT-3.1.2-6] (3.1.1). MQTT 5 Session Expiry defaults to 0.
-        var connect = MqttMessageBuilders.connect()
-                .clientId(clientId)
-                .protocolVersion(protocol.version())
-                .cleanSession(true)
-                .keepAlive(KEEP_ALIVE_SECONDS);
-        if (sessionExpiry > 0 && protocol == Protocol.MQTT_5) {
-            MqttProperties props = new MqttProperties();
-            props.add(new MqttProperties.IntegerProperty(
-                    MqttProperties.MqttPropertyType.SESSION_EXPIRY_INTERVAL.value(), (int) sessionExpiry));
-            connect.properties(props);
-        }
-        ctx.writeAndFlush(connect.build());
+        ctx.writeAndFlush(ConnectPacket.build(clientId, protocol, KEEP_ALIVE_SECONDS, sessionExpiry, credentials));
         connAckTimeout = ctx.executor().schedule(() -> {
             failConnect("no CONNACK within " + HANDSHAKE_TIMEOUT.toSeconds() + " s");
             closing = true;

@@ -56,7 +56,7 @@ public final class JsonReport {
                 .toString();
     }
 
-    private static Json latency(LatencySummary s) {
+    static Json latency(LatencySummary s) {
         return new Json()
                 .field("count", s.count())
                 .field("p50", s.p50() / 1e3)

@@ -65,12 +65,14 @@ public final class BenchmarkRun {
             Subscriber subscriber = new Subscriber(spec, topology.publishers().size(), stats);
             subscribers.add(subscriber);
             subscriberConnections.add(new MqttConnection(spec.clientId(), options.protocol(), subscriber, stats::error)
-                    .sessionExpiry(options.sessionExpiry()));
+                    .sessionExpiry(options.sessionExpiry())
+                    .credentials(options.credentials()));
         }
         for (Topology.Publisher spec : topology.publishers()) {
             Publisher publisher = new Publisher(spec, qos, options.payloadBytes(), ratePerPublisher,
                     options.inflight(), stats);
-            MqttConnection connection = new MqttConnection(spec.clientId(), options.protocol(), publisher, stats::error);
+            MqttConnection connection = new MqttConnection(spec.clientId(), options.protocol(), publisher, stats::error)
+                    .credentials(options.credentials());
             publisher.bind(connection);
             publishers.add(publisher);
             publisherConnections.add(connection);

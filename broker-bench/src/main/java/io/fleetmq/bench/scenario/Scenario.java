@@ -14,7 +14,13 @@ public enum Scenario {
     /** One publisher, N subscribers on the same topic: every publish is delivered N times. */
     FAN_OUT("fan-out"),
     /** N independent pairs: publisher i publishes to topic i, which only subscriber i subscribes to. */
-    P2P("p2p");
+    P2P("p2p"),
+    /**
+     * No traffic: N connectors, each opening a connection, completing the CONNECT handshake and closing
+     * again in a loop, as devices that reconnect do. Measures the broker's connection setup
+     * (authentication included) rather than its message path, so it has no {@link Topology}.
+     */
+    CONNECT("connect");
 
     private final String label;
 
@@ -33,7 +39,7 @@ public enum Scenario {
                 return scenario;
             }
         }
-        throw new IllegalArgumentException("unknown scenario '" + text + "': use fan-in, fan-out or p2p");
+        throw new IllegalArgumentException("unknown scenario '" + text + "': use fan-in, fan-out, p2p or connect");
     }
 
     /**
@@ -42,8 +48,9 @@ public enum Scenario {
      * other's messages, and a wildcard never matches a stranger's topic.
      */
     public Topology topology(int clients, String runId) {
-        if (clients < 1) {
-            throw new IllegalArgumentException("clients must be at least 1, was " + clients);
+        requireClients(clients);
+        if (this == CONNECT) {
+            throw new IllegalStateException("connect publishes nothing; use connectorIds");
         }
         String root = "fleetmq-bench/" + runId + "/" + label;
         List<Topology.Publisher> publishers = new ArrayList<>();
@@ -71,6 +78,25 @@ public enum Scenario {
         }
         int deliveriesPerPublish = this == FAN_OUT ? clients : 1;
         return new Topology(publishers, subscribers, deliveriesPerPublish);
+    }
+
+    /**
+     * The client IDs of the connect scenario's connectors, one each: a connector keeps its ID across
+     * its reconnects, as a device does, so the broker sees N identities coming back over and over.
+     */
+    public static List<String> connectorIds(int clients, String runId) {
+        requireClients(clients);
+        List<String> ids = new ArrayList<>(clients);
+        for (int i = 0; i < clients; i++) {
+            ids.add(clientId(runId, 'c', i));
+        }
+        return ids;
+    }
+
+    private static void requireClients(int clients) {
+        if (clients < 1) {
+            throw new IllegalArgumentException("clients must be at least 1, was " + clients);
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.Protocol;
 import io.fleetmq.bench.scenario.Scenario;
 import java.time.Duration;
@@ -29,6 +30,31 @@ class OptionsParserTest {
         assertEquals(Duration.ofSeconds(30), o.duration());
         assertEquals(64, o.payloadBytes());
         assertEquals(16, o.inflight());
+        assertEquals(Credentials.NONE, o.credentials());
+    }
+
+    @Test
+    void userNameAndPasswordGoIntoEveryConnect() throws UsageException {
+        BenchOptions o = parse("--scenario", "connect", "--username", "bench", "--password=s3cret=x");
+        assertEquals(Scenario.CONNECT, o.scenario());
+        assertEquals(new Credentials("bench", "s3cret=x"), o.credentials());
+        assertEquals(new Credentials("bench", null), parse("--scenario", "p2p", "--username", "bench").credentials());
+        assertEquals(new Credentials("", ""), parse("--scenario", "p2p", "--username", "", "--password", "").credentials(),
+                "empty is a value in MQTT, not an absence");
+    }
+
+    @Test
+    void aPasswordWithoutUserNameIsMqtt5Only_MQTT_3_1_2_22() throws UsageException {
+        assertEquals(new Credentials(null, "token"), parse("--scenario", "connect", "--password", "token").credentials());
+        assertMessage("--password needs --username under MQTT 3.1.1",
+                "--scenario", "connect", "--protocol", "3.1.1", "--password", "token");
+    }
+
+    @Test
+    void userNameAndPasswordMustFitAnMqttString() {
+        assertMessage("--username: must not contain the null character", "--scenario", "connect", "--username", "a\0b");
+        assertMessage("--password: 65536 bytes is longer than the 65535 MQTT allows",
+                "--scenario", "connect", "--username", "u", "--password", "x".repeat(65_536));
     }
 
     @Test
@@ -74,14 +100,14 @@ class OptionsParserTest {
 
     @Test
     void mistakesNameTheOptionAndWhatIsWrong() {
-        assertMessage("--scenario is required (fan-in, fan-out or p2p)", "--qos", "1");
+        assertMessage("--scenario is required (fan-in, fan-out, p2p or connect)", "--qos", "1");
         assertMessage("unknown option --speed", "--scenario", "p2p", "--speed", "9");
         assertMessage("--qos needs a value", "--scenario", "p2p", "--qos");
         assertMessage("--qos: 3 is outside 0 .. 2", "--scenario", "p2p", "--qos", "3");
         assertMessage("--payload: 15 is outside 16 .. 16777216", "--scenario", "p2p", "--payload", "15");
         assertMessage("--duration: must be longer than zero", "--scenario", "p2p", "--duration", "0s");
         assertMessage("--clients: 'many' is not a whole number", "--scenario", "p2p", "--clients", "many");
-        assertMessage("--scenario: unknown scenario 'fanin': use fan-in, fan-out or p2p", "--scenario", "fanin");
+        assertMessage("--scenario: unknown scenario 'fanin': use fan-in, fan-out, p2p or connect", "--scenario", "fanin");
         assertMessage("--protocol: unknown protocol '4': use 5 or 3.1.1", "--scenario", "p2p", "--protocol", "4");
         assertMessage("unexpected argument 'p2p'", "p2p");
     }

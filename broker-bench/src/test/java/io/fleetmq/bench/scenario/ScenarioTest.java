@@ -47,7 +47,7 @@ class ScenarioTest {
 
     @Test
     void clientIdsAreUniqueAndWithinWhatEveryServerMustAccept_MQTT_3_1_3_5() {
-        for (Scenario scenario : Scenario.values()) {
+        for (Scenario scenario : List.of(Scenario.FAN_IN, Scenario.FAN_OUT, Scenario.P2P)) {
             Topology t = scenario.topology(100_000, "ffffff");
             List<String> ids = Stream.concat(t.publishers().stream().map(Topology.Publisher::clientId),
                     t.subscribers().stream().map(Topology.Subscriber::clientId)).toList();
@@ -55,6 +55,17 @@ class ScenarioTest {
             assertEquals(ids.size(), unique.size(), scenario.label());
             assertTrue(ids.stream().allMatch(id -> id.matches("[0-9a-zA-Z]{1,23}")), scenario.label());
         }
+    }
+
+    @Test
+    void connectorsHaveOneIdEachWithinWhatEveryServerMustAcceptAndNoTopology_MQTT_3_1_3_5() {
+        List<String> ids = Scenario.connectorIds(100_000, "ffffff");
+        assertEquals(100_000, new HashSet<>(ids).size());
+        assertEquals("bffffffc0", ids.get(0));
+        assertTrue(ids.stream().allMatch(id -> id.matches("[0-9a-zA-Z]{1,23}")));
+        assertEquals(Scenario.CONNECT, Scenario.parse("connect"));
+        assertThrows(IllegalStateException.class, () -> Scenario.CONNECT.topology(1, "abc123"));
+        assertThrows(IllegalArgumentException.class, () -> Scenario.connectorIds(0, "abc123"));
     }
 
     @Test

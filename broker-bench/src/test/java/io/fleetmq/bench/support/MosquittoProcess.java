@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 public final class MosquittoProcess implements AutoCloseable {
 
     public static final Path BINARY = Path.of(System.getProperty("fleetmq.bench.mosquitto", "/usr/sbin/mosquitto"));
+    public static final Path PASSWD_BINARY = Path.of(System.getProperty("fleetmq.bench.mosquitto-passwd",
+            "/usr/bin/mosquitto_passwd"));
     private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
 
     private final Process process;
@@ -36,11 +38,32 @@ public final class MosquittoProcess implements AutoCloseable {
 
     /** Starts Mosquitto with {@code listener PORT 127.0.0.1} and anonymous access; returns once it accepts. */
     public static MosquittoProcess start(Path dir) throws IOException, InterruptedException {
+        return start(dir, "allow_anonymous true");
+    }
+
+    /**
+     * Starts Mosquitto that lets in only {@code username} with {@code password}, from a password file
+     * written by {@code mosquitto_passwd} next to the binary.
+     */
+    public static MosquittoProcess startWithPassword(Path dir, String username, String password)
+            throws IOException, InterruptedException {
+        Path file = dir.resolve("mosquitto.passwd");
+        Process passwd = new ProcessBuilder(PASSWD_BINARY.toString(), "-c", "-b", file.toString(), username, password).redirectErrorStream(true).start();
+        String output = new String(passwd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!passwd.waitFor(30, TimeUnit.SECONDS) || passwd.exitValue() != 0) {
+            throw new IllegalStateException("mosquitto_passwd failed: " + output);
+        }
+        // Mosquitto started as root would read the file as its own user, from a directory only root may enter;
+        // "user root" keeps it root (and is ignored when not started as root).
+        return start(dir, "allow_anonymous false\npassword_file " + file + "\nuser root");
+    }
+
+    private static MosquittoProcess start(Path dir, String access) throws IOException, InterruptedException {
         int port = FreePort.next();
         Path config = dir.resolve("mosquitto.conf");
         Files.writeString(config, String.join("\n",
                 "listener " + port + " 127.0.0.1",
-                "allow_anonymous true",
+                access,
                 "persistence false",
                 ""), StandardCharsets.UTF_8);
         Path log = dir.resolve("mosquitto.log");

@@ -1,0 +1,35 @@
+package io.fleetmq.bench.client;
+
+import io.netty.handler.codec.mqtt.MqttConnectMessage;
+import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttProperties;
+
+/** The CONNECT every client of the tool sends, whether it stays connected or only measures the handshake. */
+public final class ConnectPacket {
+
+    private ConnectPacket() {
+    }
+
+    /**
+     * Clean start / clean session: no state from earlier runs, none left behind [MQTT-3.1.2-4] (MQTT 5),
+     * [MQTT-3.1.2-6] (3.1.1). MQTT 5 Session Expiry defaults to 0; above 0 it asks for a persistent session.
+     */
+    public static MqttConnectMessage build(String clientId, Protocol protocol, int keepAliveSeconds,
+                                           long sessionExpiry, Credentials credentials) {
+        var connect = MqttMessageBuilders.connect()
+                .clientId(clientId)
+                .protocolVersion(protocol.version())
+                .cleanSession(true)
+                .keepAlive(keepAliveSeconds)
+                // The builder sets the User Name and Password flags from these being non-null [MQTT-3.1.2-18..21].
+                .username(credentials.username())
+                .password(credentials.passwordBytes());
+        if (sessionExpiry > 0 && protocol == Protocol.MQTT_5) {
+            MqttProperties props = new MqttProperties();
+            props.add(new MqttProperties.IntegerProperty(
+                    MqttProperties.MqttPropertyType.SESSION_EXPIRY_INTERVAL.value(), (int) sessionExpiry));
+            connect.properties(props);
+        }
+        return connect.build();
+    }
+}
