@@ -183,6 +183,9 @@ public final class Settings {
 
     public Duration duration(String key) {
         String raw = string(key);
+        if (raw.strip().equals("0")) {
+            return Duration.ZERO; // zero needs no unit
+        }
         Matcher m = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)").matcher(raw);
         if (!m.matches()) {
             throw invalid(key, raw, "is not a duration such as 500ms, 10s, 5m, 2h or 7d");

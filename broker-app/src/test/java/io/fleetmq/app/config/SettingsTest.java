@@ -133,6 +133,10 @@ class SettingsTest {
         assertEquals(Duration.ofMillis(750), load(null).duration("kafka.request-timeout"));
         env.put("KAFKA_REQUEST_TIMEOUT", "7d");
         assertEquals(Duration.ofDays(7), load(null).duration("kafka.request-timeout"));
+        env.put("MQTT_AUTH_CACHE_TTL", "0");
+        assertEquals(Duration.ZERO, load(null).duration("auth.cache-ttl"), "zero needs no unit");
+        env.put("MQTT_AUTH_CACHE_TTL", "5");
+        assertThrows(ConfigException.class, () -> load(null).duration("auth.cache-ttl"), "other numbers do");
     }
 
     @Test
