@@ -219,7 +219,21 @@ public final class BrokerNode implements AutoCloseable {
         }
         return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
-                metrics.registry(), java.time.Clock.systemUTC());
+                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings));
+    }
+
+    /** The providers besides basic that {@code auth.providers} names, built from their settings. */
+    private java.util.Map<String, io.fleetmq.app.security.provider.AuthProvider> otherProviders(
+            SecuritySettings settings) {
+        java.util.Map<String, io.fleetmq.app.security.provider.AuthProvider> built = new java.util.HashMap<>();
+        for (String name : settings.providers()) {
+            switch (name) {
+                case "basic", "scram" -> { }
+                default -> throw new StartupException("setting auth.providers (AUTH_PROVIDERS): the " + name
+                        + " provider is not available in this build", null);
+            }
+        }
+        return built;
     }
 
     /** Where changes of credentials and blocked clients are announced to every node. */

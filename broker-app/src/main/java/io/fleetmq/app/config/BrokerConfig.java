@@ -195,10 +195,31 @@ public record BrokerConfig(
             default -> throw s.invalid("auth.deny-action", deny, "must be ignore or disconnect");
         };
         int threads = s.integer("auth.threads", 0, 1_024);
-        return new SecuritySettings(policy, rules(s, "auth.anonymous-publish"), rules(s, "auth.anonymous-subscribe"),
+        return new SecuritySettings(providers(s), policy, rules(s, "auth.anonymous-publish"), rules(s, "auth.anonymous-subscribe"),
                 disconnect, threads == 0 ? Math.max(2, Runtime.getRuntime().availableProcessors()) : threads,
                 s.integer("auth.max-pending", 1, 1_000_000), s.duration("auth.cache-ttl"),
                 positive(s, "auth.refused-retention"));
+    }
+
+    /** Provider names separated by commas, each known and named once. */
+    private static java.util.List<String> providers(Settings s) {
+        String raw = s.string("auth.providers");
+        java.util.List<String> names = new java.util.ArrayList<>();
+        for (String part : raw.split(",")) {
+            String name = part.strip().toLowerCase(java.util.Locale.ROOT);
+            if (name.isEmpty()) {
+                continue;
+            }
+            if (!SecuritySettings.PROVIDERS.contains(name)) {
+                throw s.invalid("auth.providers", raw, "'" + name + "' is not a provider (one of "
+                        + String.join(", ", SecuritySettings.PROVIDERS) + ")");
+            }
+            if (names.contains(name)) {
+                throw s.invalid("auth.providers", raw, "names '" + name + "' twice");
+            }
+            names.add(name);
+        }
+        return names;
     }
 
     /** Topic filters separated by commas, each a valid rule. */

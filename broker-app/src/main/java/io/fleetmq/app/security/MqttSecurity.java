@@ -1,5 +1,9 @@
 package io.fleetmq.app.security;
 
+import io.fleetmq.app.security.provider.AuthProvider;
+import io.fleetmq.app.security.provider.AuthRequest;
+import io.fleetmq.app.security.provider.AuthResult;
+import io.fleetmq.app.security.provider.Identity;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.fleetmq.core.security.BlockEntry;
 import io.fleetmq.core.security.BlockList;
@@ -7,7 +11,6 @@ import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.RefusedConnection;
 import io.fleetmq.core.security.SecurityChange;
 import io.fleetmq.core.security.TopicRules;
-import io.fleetmq.persistence.auth.PasswordHashes;
 import io.fleetmq.persistence.security.BlockedClients;
 import io.fleetmq.persistence.security.Credentials;
 import io.fleetmq.persistence.security.RefusedConnections;
@@ -47,8 +50,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private final boolean anonymousAllowed;
     private final Credentials credentials;
     private final BlockedClients blocked;
-    private final PasswordHashes hashes = new PasswordHashes();
-    private final CredentialCache cache;
+    private final BasicProvider basic;
+    private final List<AuthProvider> providers;
     private final RefusedLog refusedLog;
     private final Clock clock;
     private final ThreadPoolExecutor pool;
@@ -58,22 +61,35 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private final TopicRules anonymousSubscribe;
     private volatile BlockList blockList = BlockList.EMPTY;
     private volatile java.util.Set<String> blockedIds = java.util.Set.of();
-    /** False while the cluster is known to hold no credential: CONNECTs then skip PostgreSQL. */
-    private volatile boolean credentialsExist = true;
     private volatile Consumer<ClientAccess.Review> sessions = review -> { };
     private final io.micrometer.core.instrument.Counter applied;
 
     /**
      * @param anonymousAllowed what {@code settings.allowAnonymous()} resolved to for this node's listeners
+     * @param others           the providers besides {@code basic}, by name ({@link SecuritySettings#providers()}
+     *                         decides which are asked, in which order)
      */
     public MqttSecurity(SecuritySettings settings, boolean anonymousAllowed, Credentials credentials,
-            BlockedClients blocked, RefusedConnections refused, MeterRegistry meters, Clock clock) {
+            BlockedClients blocked, RefusedConnections refused, MeterRegistry meters, Clock clock,
+            java.util.Map<String, AuthProvider> others) {
         this.settings = settings;
         this.anonymousAllowed = anonymousAllowed;
         this.credentials = credentials;
         this.blocked = blocked;
         this.clock = clock;
-        this.cache = new CredentialCache(settings.cacheTtl(), System::nanoTime);
+        this.basic = new BasicProvider(credentials, settings.cacheTtl());
+        List<AuthProvider> chain = new java.util.ArrayList<>();
+        for (String name : settings.providers()) {
+            if ("scram".equals(name)) {
+                continue; // enhanced authentication, chosen by the CONNECT's Authentication Method
+            }
+            AuthProvider p = "basic".equals(name) ? basic : others.get(name);
+            if (p == null) {
+                throw new IllegalArgumentException("no provider " + name);
+            }
+            chain.add(p);
+        }
+        this.providers = List.copyOf(chain);
         this.refusedLog = new RefusedLog(refused, meters, clock, settings.refusedRetention());
         this.anonymousPublish = TopicRules.of(settings.anonymousPublish());
         this.anonymousSubscribe = TopicRules.of(settings.anonymousSubscribe());
@@ -106,7 +122,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
      */
     public void resync(Consumer<ClientAccess.Review> sessions) {
         this.sessions = sessions;
-        cache.clear();
+        basic.clear();
         reloadQuietly();
     }
 
@@ -119,18 +135,27 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         if (block.isPresent()) {
             return CompletableFuture.completedFuture(refuse(request, ReasonCode.BANNED, RefusedConnection.BLOCKED));
         }
-        if (!credentialsExist) {
+        AuthRequest auth = authRequest(request);
+        // What providers can answer from memory is answered here: no wait behind a storm of hashes.
+        int next = 0;
+        for (; next < providers.size(); next++) {
+            AuthResult quick = providers.get(next).quick(auth);
+            if (quick == null) {
+                break;
+            }
+            if (!(quick instanceof AuthResult.NotMine)) {
+                return CompletableFuture.completedFuture(verdict(request, quick));
+            }
+        }
+        if (next == providers.size()) {
             return CompletableFuture.completedFuture(anonymous(request));
         }
-        Verdict cached = fromCache(request);
-        if (cached != null) {
-            return CompletableFuture.completedFuture(cached); // no hash, no PostgreSQL: not behind a storm
-        }
+        int from = next;
         CompletableFuture<Verdict> verdict = new CompletableFuture<>();
         try {
             pool.execute(() -> {
                 try {
-                    verdict.complete(check(request));
+                    verdict.complete(ask(request, auth, from));
                 } catch (RuntimeException e) {
                     log.warn("{}: authentication failed: {}", request.clientId(), e.toString());
                     verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
@@ -143,61 +168,32 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         return verdict;
     }
 
-    /** The verdict for a client that connected with the same credential and password recently, or null. */
-    private Verdict fromCache(ConnectRequest request) {
-        String username = request.connect().username();
-        List<Credential> candidates = cache.candidates(username, request.clientId());
-        if (candidates == null || candidates.isEmpty()) {
-            return null;
-        }
-        Credential first = candidates.get(0);
-        byte[] password = request.connect().password();
-        if (first.passwordHash() == null || password != null && cache.verified(first, password)) {
-            return Verdict.allowed(access(first, request.clientId(), username), first.clientType());
-        }
-        return null;
-    }
-
-    private Verdict check(ConnectRequest request) {
-        String username = request.connect().username();
-        byte[] password = request.connect().password();
-        List<Credential> candidates = cache.candidates(username, request.clientId());
-        if (candidates == null) {
-            try {
-                candidates = credentials.candidates(username, request.clientId());
-            } catch (RuntimeException e) {
-                // PostgreSQL away: clients without credentials are anonymous as ever; others wait for it.
-                if (username == null && password == null && anonymousAllowed) {
-                    return anonymous(request);
-                }
-                log.debug("{}: credentials unavailable: {}", request.clientId(), e.getMessage());
-                return refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE);
+    /** Asks the providers from {@code from} on, in order, on an auth thread. */
+    private Verdict ask(ConnectRequest request, AuthRequest auth, int from) {
+        for (int i = from; i < providers.size(); i++) {
+            AuthResult result = providers.get(i).authenticate(auth);
+            if (!(result instanceof AuthResult.NotMine)) {
+                return verdict(request, result);
             }
-            cache.putCandidates(username, request.clientId(), candidates);
-        }
-        for (Credential c : candidates) {
-            if (c.passwordHash() == null || password != null && passwordMatches(c, password)) {
-                return Verdict.allowed(access(c, request.clientId(), username), c.clientType());
-            }
-        }
-        if (!candidates.isEmpty()) {
-            return refuse(request, ReasonCode.BAD_USER_NAME_OR_PASSWORD, RefusedConnection.BAD_CREDENTIALS);
         }
         return anonymous(request);
     }
 
-    private boolean passwordMatches(Credential c, byte[] password) {
-        if (cache.verified(c, password)) {
-            return true;
+    private Verdict verdict(ConnectRequest request, AuthResult result) {
+        if (result instanceof AuthResult.Allowed allowed) {
+            Identity id = allowed.identity();
+            return Verdict.allowed(access(id, request.clientId()), id.clientType());
         }
-        boolean matched = hashes.verify(password, c.passwordHash());
-        if (matched) {
-            cache.putVerified(c, password);
-        }
-        return matched;
+        AuthResult.Denied denied = (AuthResult.Denied) result;
+        return refuse(request, denied.code(), denied.reason());
     }
 
-    /** A CONNECT that no credential matches. */
+    private static AuthRequest authRequest(ConnectRequest r) {
+        return new AuthRequest(r.clientId(), r.connect().username(), r.connect().password(), r.address(), r.tls(),
+                List.of(), r.version());
+    }
+
+    /** A CONNECT that no provider took. */
     private Verdict anonymous(ConnectRequest request) {
         if (anonymousAllowed) {
             return Verdict.allowed(new RuleAccess(null, request.connect().username(), request.clientId(),
@@ -210,17 +206,22 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 : refuse(request, ReasonCode.NOT_AUTHORIZED, RefusedConnection.ANONYMOUS_REFUSED);
     }
 
+    private RuleAccess access(Identity id, String clientId) {
+        return new RuleAccess(id.credentialId(), id.username(), clientId, rules(id.credentialId(), id.publish()),
+                rules(id.credentialId(), id.subscribe()), settings.denyDisconnect());
+    }
+
     private RuleAccess access(Credential c, String clientId, String username) {
-        return new RuleAccess(c.id(), username, clientId, rules(c, c.publish()), rules(c, c.subscribe()),
+        return new RuleAccess(c.id(), username, clientId, rules(c.id(), c.publish()), rules(c.id(), c.subscribe()),
                 settings.denyDisconnect());
     }
 
     /** A credential's rules; one the API would refuse (written to PostgreSQL by hand) allows nothing. */
-    private static TopicRules rules(Credential c, List<String> filters) {
+    private static TopicRules rules(String credentialId, List<String> filters) {
         try {
             return TopicRules.of(filters);
         } catch (IllegalArgumentException e) {
-            log.warn("Credential {} has an invalid rule, so that list allows nothing: {}", c.id(), e.getMessage());
+            log.warn("Credential {} has an invalid rule, so that list allows nothing: {}", credentialId, e.getMessage());
             return TopicRules.NONE;
         }
     }
@@ -266,13 +267,13 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         try {
             now = change.deleted() ? Optional.empty() : credentials.get(change.id());
         } catch (RuntimeException e) {
-            cache.clear(); // what it matches now is unknown: nothing read before is trusted
+            basic.clear(); // what it matches now is unknown: nothing read before is trusted
             log.warn("Credential {} changed but could not be read: {}; its clients keep their rules until they "
                     + "reconnect", change.id(), e.getMessage());
             return;
         }
-        cache.forget(change.id(), now.map(Credential::username).orElse(null), now.map(Credential::clientId).orElse(null));
-        refreshCredentialsExist();
+        basic.credentialChanged(change.id(), now.map(Credential::username).orElse(null),
+                now.map(Credential::clientId).orElse(null));
         if (now.isEmpty() || change.accessChanged()) {
             // Its clients authenticated with what no longer holds: they connect again and are checked anew.
             sessions.accept(s -> change.id().equals(s.access().credentialId())
@@ -307,7 +308,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         if (reloadBlocked() && !blockedIds.equals(before)) {
             reviewBlocked(); // an entry whose announcement this node missed
         }
-        refreshCredentialsExist();
+        basic.refreshCredentialsExist();
     }
 
     private boolean reloadBlocked() {
@@ -322,20 +323,19 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         }
     }
 
-    private void refreshCredentialsExist() {
-        try {
-            credentialsExist = credentials.list(Credentials.Filter.NONE, 0, 1).total() > 0;
-        } catch (RuntimeException e) {
-            credentialsExist = true; // unknown: ask PostgreSQL on each CONNECT
-        }
-    }
-
     private void flushRefused() {
         refusedLog.flush();
     }
 
     @Override
     public void close() {
+        for (AuthProvider p : providers) {
+            try {
+                p.close();
+            } catch (Exception e) {
+                log.debug("Closing provider {}: {}", p.name(), e.toString());
+            }
+        }
         timer.shutdownNow();
         changes.shutdownNow();
         pool.shutdownNow();

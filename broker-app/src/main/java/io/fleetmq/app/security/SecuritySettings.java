@@ -6,6 +6,7 @@ import java.util.List;
 /**
  * How the node authenticates and authorizes MQTT clients (section {@code auth} of fleetmq.yml).
  *
+ * @param providers          the providers asked at CONNECT, in order ({@code auth.providers})
  * @param allowAnonymous     whether clients that no credential matches may connect: {@code auto} (only
  *                           while every MQTT listener is bound to a loopback address), {@code true}, {@code false}
  * @param anonymousPublish   the publish rules of anonymous clients
@@ -17,13 +18,17 @@ import java.util.List;
  * @param cacheTtl           how long a credential read from PostgreSQL and a successful password check are reused
  * @param refusedRetention   how long the log of refused connections keeps an entry
  */
-public record SecuritySettings(Anonymous allowAnonymous, List<String> anonymousPublish,
+public record SecuritySettings(List<String> providers, Anonymous allowAnonymous, List<String> anonymousPublish,
         List<String> anonymousSubscribe, boolean denyDisconnect, int threads, int maxPending, Duration cacheTtl,
         Duration refusedRetention) {
 
     public enum Anonymous { AUTO, TRUE, FALSE }
 
+    /** Providers that can be named in {@code auth.providers}. */
+    public static final List<String> PROVIDERS = List.of("basic", "x509", "jwt", "http", "scram");
+
     public SecuritySettings {
+        providers = List.copyOf(providers);
         anonymousPublish = List.copyOf(anonymousPublish);
         anonymousSubscribe = List.copyOf(anonymousSubscribe);
     }
@@ -56,7 +61,7 @@ public record SecuritySettings(Anonymous allowAnonymous, List<String> anonymousP
     }
 
     public static SecuritySettings defaults() {
-        return new SecuritySettings(Anonymous.AUTO, List.of("#"), List.of("#"), false,
+        return new SecuritySettings(List.of("basic"), Anonymous.AUTO, List.of("#"), List.of("#"), false,
                 Math.max(2, Runtime.getRuntime().availableProcessors()), 1000, Duration.ofSeconds(60),
                 Duration.ofDays(7));
     }

@@ -1,0 +1,114 @@
+package io.fleetmq.app.security;
+
+import io.fleetmq.app.security.provider.AuthProvider;
+import io.fleetmq.app.security.provider.AuthRequest;
+import io.fleetmq.app.security.provider.AuthResult;
+import io.fleetmq.app.security.provider.Identity;
+import io.fleetmq.core.security.Credential;
+import io.fleetmq.persistence.auth.PasswordHashes;
+import io.fleetmq.persistence.security.Credentials;
+import java.time.Duration;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * User name / client ID / password credentials in PostgreSQL ({@code basic}). A credential matches
+ * by user name, by client ID or by both; the most specific is tried first; its password, when it has
+ * one, must be given. No credential for the CONNECT: not this provider's.
+ */
+final class BasicProvider implements AuthProvider {
+
+    private static final Logger log = LoggerFactory.getLogger(BasicProvider.class);
+
+    private final Credentials credentials;
+    private final PasswordHashes hashes = new PasswordHashes();
+    private final CredentialCache cache;
+    /** False while the cluster is known to hold no credential: CONNECTs then skip PostgreSQL. */
+    private volatile boolean credentialsExist = true;
+
+    BasicProvider(Credentials credentials, Duration cacheTtl) {
+        this.credentials = credentials;
+        this.cache = new CredentialCache(cacheTtl, System::nanoTime);
+    }
+
+    @Override
+    public String name() {
+        return "basic";
+    }
+
+    @Override
+    public AuthResult quick(AuthRequest r) {
+        if (!credentialsExist) {
+            return AuthResult.NOT_MINE;
+        }
+        List<Credential> candidates = cache.candidates(r.username(), r.clientId());
+        if (candidates == null) {
+            return null;
+        }
+        if (candidates.isEmpty()) {
+            return AuthResult.NOT_MINE;
+        }
+        Credential first = candidates.get(0);
+        if (first.passwordHash() == null || r.password() != null && cache.verified(first, r.password())) {
+            return allowed(first, r);
+        }
+        return null;
+    }
+
+    @Override
+    public AuthResult authenticate(AuthRequest r) {
+        List<Credential> candidates = cache.candidates(r.username(), r.clientId());
+        if (candidates == null) {
+            try {
+                candidates = credentials.candidates(r.username(), r.clientId());
+            } catch (RuntimeException e) {
+                log.debug("{}: credentials unavailable: {}", r.clientId(), e.getMessage());
+                // PostgreSQL away: a client without user name and password is anonymous as ever.
+                return r.username() == null && r.password() == null ? AuthResult.NOT_MINE : AuthResult.unavailable();
+            }
+            cache.putCandidates(r.username(), r.clientId(), candidates);
+        }
+        for (Credential c : candidates) {
+            if (c.passwordHash() == null || r.password() != null && passwordMatches(c, r.password())) {
+                return allowed(c, r);
+            }
+        }
+        return candidates.isEmpty() ? AuthResult.NOT_MINE : AuthResult.badCredentials();
+    }
+
+    private static AuthResult allowed(Credential c, AuthRequest r) {
+        return new AuthResult.Allowed(new Identity("basic", c.id(), r.username(), r.commonName(), c.clientType(),
+                c.publish(), c.subscribe(), null));
+    }
+
+    private boolean passwordMatches(Credential c, byte[] password) {
+        if (cache.verified(c, password)) {
+            return true;
+        }
+        boolean matched = hashes.verify(password, c.passwordHash());
+        if (matched) {
+            cache.putVerified(c, password);
+        }
+        return matched;
+    }
+
+    /** A credential changed: what it matched and matches now is read again. */
+    void credentialChanged(String id, String username, String clientId) {
+        cache.forget(id, username, clientId);
+        refreshCredentialsExist();
+    }
+
+    /** Forgets everything read before. */
+    void clear() {
+        cache.clear();
+    }
+
+    void refreshCredentialsExist() {
+        try {
+            credentialsExist = credentials.list(Credentials.Filter.NONE, 0, 1).total() > 0;
+        } catch (RuntimeException e) {
+            credentialsExist = true; // unknown: ask PostgreSQL on each CONNECT
+        }
+    }
+}
