@@ -122,7 +122,8 @@ public final class TopicRules {
     /**
      * Whether a PUBLISH to the topic name {@code topic} is allowed: some rule, with its placeholders
      * replaced, matches it as a subscription filter would ({@code a/#} matches {@code a}; a rule
-     * starting with a wildcard does not match a topic starting with {@code $}). The topic is assumed
+     * starting with a wildcard does not match a topic starting with {@code $}, except the rule
+     * {@code #} alone, which matches everything). The topic is assumed
      * valid (the session checks it first); one holding a wildcard is never allowed.
      */
     public boolean allowsPublish(String topic, String clientId, String username) {
@@ -151,8 +152,9 @@ public final class TopicRules {
      * and also its parent level ({@code a/#} allows {@code a}); a filter {@code a/#} therefore needs a
      * rule with {@code #} at that level. As with matching, a rule starting with
      * a wildcard does not cover a filter whose first level is a literal starting with {@code $}
-     * (rule {@code #} does not allow {@code $SYS/#}); a filter starting with a wildcard matches no
-     * such topic, so nothing is lost there.
+     * (rule {@code +/#} does not allow {@code $SYS/#}); a filter starting with a wildcard matches no
+     * such topic, so nothing is lost there. The rule {@code #} alone allows everything, {@code $}
+     * topics too: it is how an operator says "no restriction".
      */
     public boolean allowsSubscribe(String filter, String clientId, String username) {
         if (rules.length == 0 || filter == null) {
@@ -270,8 +272,12 @@ public final class TopicRules {
             return value;
         }
 
+        /**
+         * Whether the rule cannot reach '$' topics: it starts with a wildcard [MQTT-4.7.2-1], and is
+         * not the rule {@code #} alone, which an operator writes to mean "everything".
+         */
         private boolean startsWithWildcard() {
-            return kinds[0] == SINGLE || kinds[0] == MULTI;
+            return kinds[0] == SINGLE || kinds[0] == MULTI && kinds.length > 1;
         }
 
         /** Whether the rule matches the topic name, like TopicNames.matches but level by level. */

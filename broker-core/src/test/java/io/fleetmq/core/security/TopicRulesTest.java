@@ -113,7 +113,8 @@ class TopicRulesTest {
         "+, a, true",
         "+, a/b, false",
         "+/+, /a, true",
-        "#, $SYS/x, false",
+        "#, $SYS/x, true",
+        "+/#, $SYS/x, false",
         "+/x, $SYS/x, false",
         "+, $SYS, false",
         "$SYS/#, $SYS/x, true",
@@ -268,8 +269,9 @@ class TopicRulesTest {
         "#, +/+/#, true",
         "#, a/b, true",
         "#, /, true",
-        "#, $SYS/x, false",
-        "#, $SYS/#, false",
+        "#, $SYS/x, true",
+        "#, $SYS/#, true",
+        "+/#, $SYS/#, false",
         "+/x, $SYS/x, false",
         "$SYS/#, $SYS/#, true",
         "$SYS/#, $SYS/+/x, true",
@@ -308,7 +310,8 @@ class TopicRulesTest {
         assertFalse(rules("g/#").allowsSubscribe("$share/g/x", ID, USER));
         assertTrue(rules("#").allowsSubscribe("$share/g/#", ID, USER));
         assertTrue(rules("#").allowsSubscribe("$share/$g/a", ID, USER));
-        assertFalse(rules("#").allowsSubscribe("$share/g/$SYS/#", ID, USER));
+        assertTrue(rules("#").allowsSubscribe("$share/g/$SYS/#", ID, USER), "'#' alone allows everything");
+        assertFalse(rules("+/#").allowsSubscribe("$share/g/$SYS/#", ID, USER));
     }
 
     @ParameterizedTest
@@ -349,6 +352,11 @@ class TopicRulesTest {
         return out;
     }
 
+    /** How a rule matches a topic: as a subscription filter, except that the rule '#' alone matches everything. */
+    private static boolean ruleMatches(String rule, String topic) {
+        return rule.equals("#") || TopicNames.matches(rule, topic);
+    }
+
     @Test
     @DisplayName("publish agrees with TopicNames.matches for every rule and topic of a small universe")
     void publishAgreesWithTopicMatching() {
@@ -357,7 +365,7 @@ class TopicRulesTest {
         for (String filter : filters) {
             TopicRules r = rules(filter);
             for (String topic : topics) {
-                assertEquals(TopicNames.matches(filter, topic), r.allowsPublish(topic, ID, USER),
+                assertEquals(ruleMatches(filter, topic), r.allowsPublish(topic, ID, USER),
                         () -> "rule " + filter + ", topic " + topic);
             }
         }
@@ -400,7 +408,7 @@ class TopicRulesTest {
             for (String filter : filters) {
                 boolean covered = true;
                 for (String topic : topics) {
-                    if (TopicNames.matches(filter, topic) && !TopicNames.matches(rule, topic)) {
+                    if (TopicNames.matches(filter, topic) && !ruleMatches(rule, topic)) {
                         covered = false;
                         break;
                     }
