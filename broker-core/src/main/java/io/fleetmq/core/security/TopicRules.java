@@ -7,22 +7,23 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A credential's publish or subscribe rules: MQTT topic filters in which {@code ${clientid}} and
- * {@code ${username}} (each standing for one whole level) are replaced by the client's values. A
+ * A credential's publish or subscribe rules: MQTT topic filters in which {@code ${clientid}},
+ * {@code ${username}} and {@code ${cn}} (each standing for one whole level) are replaced by the
+ * client's values. A
  * value that is empty or contains {@code +}, {@code #} or {@code /} makes that rule match nothing,
  * so a client cannot widen its rights by choosing its client ID or user name (no wildcard
  * injection). No rules: nothing is allowed.
  *
  * <p>Placeholders:
  * <ul>
- *   <li>{@code ${clientid}} and {@code ${username}} must each be a whole level
+ *   <li>{@code ${clientid}}, {@code ${username}} and {@code ${cn}} must each be a whole level
  *       ({@code devices/${clientid}/telemetry}, {@code ${username}/#}); {@code a${clientid}} is invalid.
  *   <li>A value that is null, empty, or not a valid single level (contains {@code /}, {@code +},
  *       {@code #} or U+0000) makes the rule that uses it match nothing; the other rules still apply.
  *   <li>A placeholder in the first level does not match a value starting with {@code $}: a client
  *       named {@code $SYS} does not reach the server's {@code $} topics through {@code ${clientid}/#}.
- *   <li>{@code ${cn}} (the certificate's common name) is accepted so rules can be written ahead, but
- *       until X.509 authentication provides a value, a rule using it matches nothing.
+ *   <li>{@code ${cn}} is the subject common name of the client's own TLS certificate (the leaf of the
+ *       chain it presented); a client without one has none, so a rule using it matches nothing.
  *   <li>Any other {@code ${...}} is invalid.
  * </ul>
  *
@@ -47,7 +48,7 @@ public final class TopicRules {
     private static final byte MULTI = 2;
     private static final byte CLIENT_ID = 3;
     private static final byte USERNAME = 4;
-    private static final byte NOTHING = 5; // ${cn}: no value yet
+    private static final byte COMMON_NAME = 5;
 
     private final List<String> filters;
     private final Rule[] rules;
@@ -127,14 +128,23 @@ public final class TopicRules {
      * valid (the session checks it first); one holding a wildcard is never allowed.
      */
     public boolean allowsPublish(String topic, String clientId, String username) {
+        return allowsPublish(topic, clientId, username, null);
+    }
+
+    /**
+     * {@link #allowsPublish(String, String, String)} for a client whose certificate has the subject
+     * common name {@code commonName} (null: none, so rules using {@code ${cn}} match nothing).
+     */
+    public boolean allowsPublish(String topic, String clientId, String username, String commonName) {
         if (rules.length == 0 || topic == null || topic.isEmpty()
                 || topic.indexOf(TopicNames.SINGLE_LEVEL) >= 0 || topic.indexOf(TopicNames.MULTI_LEVEL) >= 0) {
             return false;
         }
         String id = usableValue(clientId);
         String user = usableValue(username);
+        String cn = usableValue(commonName);
         for (Rule rule : rules) {
-            if (rule.matchesTopic(topic, id, user)) {
+            if (rule.matchesTopic(topic, id, user, cn)) {
                 return true;
             }
         }
@@ -157,6 +167,14 @@ public final class TopicRules {
      * topics too: it is how an operator says "no restriction".
      */
     public boolean allowsSubscribe(String filter, String clientId, String username) {
+        return allowsSubscribe(filter, clientId, username, null);
+    }
+
+    /**
+     * {@link #allowsSubscribe(String, String, String)} for a client whose certificate has the subject
+     * common name {@code commonName} (null: none, so rules using {@code ${cn}} match nothing).
+     */
+    public boolean allowsSubscribe(String filter, String clientId, String username, String commonName) {
         if (rules.length == 0 || filter == null) {
             return false;
         }
@@ -174,8 +192,9 @@ public final class TopicRules {
         }
         String id = usableValue(clientId);
         String user = usableValue(username);
+        String cn = usableValue(commonName);
         for (Rule rule : rules) {
-            if (rule.coversFilter(plain, id, user)) {
+            if (rule.coversFilter(plain, id, user, cn)) {
                 return true;
             }
         }
@@ -216,7 +235,7 @@ public final class TopicRules {
             } else if (level.equals(USERNAME_PLACEHOLDER)) {
                 kinds[i] = USERNAME;
             } else if (level.equals(CN_PLACEHOLDER)) {
-                kinds[i] = NOTHING;
+                kinds[i] = COMMON_NAME;
             } else {
                 kinds[i] = LITERAL;
             }
@@ -259,11 +278,12 @@ public final class TopicRules {
         }
 
         /** What the rule's level {@code i} must equal, or null if it matches nothing. */
-        private String literal(int i, String clientId, String username) {
+        private String literal(int i, String clientId, String username, String commonName) {
             String value = switch (kinds[i]) {
                 case LITERAL -> texts[i];
                 case CLIENT_ID -> clientId;
                 case USERNAME -> username;
+                case COMMON_NAME -> commonName;
                 default -> null;
             };
             if (value != null && i == 0 && kinds[i] != LITERAL && value.charAt(0) == '$') {
@@ -281,7 +301,7 @@ public final class TopicRules {
         }
 
         /** Whether the rule matches the topic name, like TopicNames.matches but level by level. */
-        boolean matchesTopic(String topic, String clientId, String username) {
+        boolean matchesTopic(String topic, String clientId, String username, String commonName) {
             if (startsWithWildcard() && topic.charAt(0) == '$') {
                 return false; // [MQTT-4.7.2-1]
             }
@@ -299,7 +319,7 @@ public final class TopicRules {
                     end = length;
                 }
                 if (kinds[i] != SINGLE) {
-                    String expected = literal(i, clientId, username);
+                    String expected = literal(i, clientId, username, commonName);
                     if (expected == null || expected.length() != end - t
                             || !topic.regionMatches(t, expected, 0, expected.length())) {
                         return false;
@@ -311,7 +331,7 @@ public final class TopicRules {
         }
 
         /** Whether every topic the (valid, unshared) filter matches is matched by this rule. */
-        boolean coversFilter(String filter, String clientId, String username) {
+        boolean coversFilter(String filter, String clientId, String username, String commonName) {
             if (startsWithWildcard() && filter.charAt(0) == '$') {
                 return false; // the filter matches '$' topics, which this rule cannot [MQTT-4.7.2-1]
             }
@@ -337,7 +357,7 @@ public final class TopicRules {
                     return f <= 1 && kinds.length == i + 2 && kinds[i] == SINGLE && kinds[i + 1] == MULTI;
                 }
                 if (kinds[i] != SINGLE) {
-                    String expected = literal(i, clientId, username);
+                    String expected = literal(i, clientId, username, commonName);
                     if (filterSingle || expected == null || expected.length() != end - f
                             || !filter.regionMatches(f, expected, 0, expected.length())) {
                         return false;

@@ -212,13 +212,53 @@ class TopicRulesTest {
     }
 
     @Test
-    void theCertificateNamePlaceholderMatchesNothingYet() {
+    @DisplayName("a client without certificate has no common name: rules with ${cn} match nothing for it")
+    void withoutACertificateTheCommonNamePlaceholderMatchesNothing() {
         TopicRules r = rules("certs/${cn}/#", "${cn}");
         assertFalse(r.isEmpty());
         assertFalse(r.allowsPublish("certs/x/y", "x", "x"));
         assertFalse(r.allowsPublish("certs/${cn}/y", ID, USER));
         assertFalse(r.allowsPublish("x", "x", "x"));
         assertFalse(r.allowsSubscribe("certs/x/#", "x", "x"));
+    }
+
+    @Test
+    @DisplayName("${cn} is replaced by the certificate's common name, for publish and subscribe")
+    void theCommonNamePlaceholderStandsForTheCertificatesName() {
+        TopicRules r = rules("certs/${cn}/#", "fleet/${cn}/${clientid}");
+        assertTrue(r.allowsPublish("certs/sensor-7/temp", ID, USER, "sensor-7"));
+        assertTrue(r.allowsPublish("certs/sensor-7", ID, USER, "sensor-7"));
+        assertFalse(r.allowsPublish("certs/sensor-8/temp", ID, USER, "sensor-7"));
+        assertTrue(r.allowsPublish("fleet/sensor-7/dev-1", ID, USER, "sensor-7"));
+        assertFalse(r.allowsPublish("fleet/sensor-7/dev-2", ID, USER, "sensor-7"));
+        assertTrue(r.allowsSubscribe("certs/sensor-7/#", ID, USER, "sensor-7"));
+        assertTrue(r.allowsSubscribe("$share/g/certs/sensor-7/+", ID, USER, "sensor-7"));
+        assertFalse(r.allowsSubscribe("certs/+/#", ID, USER, "sensor-7"));
+        // The user name and client ID do not stand in for a missing common name.
+        assertFalse(r.allowsPublish("certs/alice/x", ID, USER, null));
+        assertFalse(r.allowsPublish("certs/dev-1/x", ID, USER, null));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a/+", "+", "#", "a/#", "", "x\u0000y"})
+    @DisplayName("a common name with a separator or wildcard cannot widen a ${cn} rule")
+    void aCommonNameCannotInjectWildcards(String cn) {
+        TopicRules r = rules("certs/${cn}/#", "in/${cn}");
+        assertFalse(r.allowsPublish("certs/a/b/c", ID, USER, cn));
+        assertFalse(r.allowsPublish("certs/x/c", ID, USER, cn));
+        assertFalse(r.allowsPublish("in/a", ID, USER, cn));
+        assertFalse(r.allowsSubscribe("certs/#", ID, USER, cn));
+        assertFalse(r.allowsSubscribe("certs/+/#", ID, USER, cn));
+        assertFalse(r.allowsSubscribe("in/+", ID, USER, cn));
+    }
+
+    @Test
+    @DisplayName("${cn} in the first level does not lead into '$' topics")
+    void aCommonNameDoesNotLeadIntoDollarTopics() {
+        TopicRules r = rules("${cn}/#");
+        assertFalse(r.allowsPublish("$SYS/broker", ID, USER, "$SYS"));
+        assertFalse(r.allowsSubscribe("$SYS/#", ID, USER, "$SYS"));
+        assertTrue(r.allowsPublish("sensor-7/a", ID, USER, "sensor-7"));
     }
 
     @ParameterizedTest
