@@ -9,25 +9,41 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import javax.sql.DataSource;
 
 /**
  * MQTT client credentials in PostgreSQL (table {@code credential}). At most one credential per
- * (user name, client ID) pair, where either may be absent. Every method throws a failure of PostgreSQL
+ * (user name, client ID) pair, where either may be absent; at most one {@code x509} credential per
+ * certificate common name (exact or pattern). Every method throws a failure of PostgreSQL
  * as {@link DataAccessException}, and input it cannot store as {@link IllegalArgumentException} naming the field.
  */
 public final class Credentials {
 
     /**
      * What a client of the API writes; {@code passwordHash} null on update keeps the stored one.
-     * {@code type} null means {@link Credential#BASIC}; null rule lists mean none.
+     * {@code type} null means {@link Credential#BASIC}; null rule lists mean none. An {@link Credential#X509}
+     * credential has {@code certCommonName} (a regular expression when {@code certCommonNameRegex}) and
+     * no user name, client ID or password.
      */
     public record Input(String type, String username, String clientId, String passwordHash, String clientType,
-            List<String> publish, List<String> subscribe) {
+            List<String> publish, List<String> subscribe, String certCommonName, boolean certCommonNameRegex) {
+
+        /** A credential without certificate name (any type but {@code x509}). */
+        public Input(String type, String username, String clientId, String passwordHash, String clientType,
+                List<String> publish, List<String> subscribe) {
+            this(type, username, clientId, passwordHash, clientType, publish, subscribe, null, false);
+        }
+
+        boolean x509() {
+            return Credential.X509.equals(type);
+        }
     }
 
     /** Filters of a listing; null fields do not filter. {@code text} matches user name or client ID, part of them. */
@@ -36,9 +52,10 @@ public final class Credentials {
     }
 
     static final String CONFLICT = "a credential with this username and clientId exists";
+    static final String X509_CONFLICT = "an x509 credential with this certCommonName exists";
 
     private static final String COLUMNS = "id, type, username, client_id, password_hash, client_type, publish, subscribe, "
-            + "created_at, updated_at";
+            + "created_at, updated_at, cert_common_name, cert_common_name_regex";
 
     private final DataSource dataSource;
 
@@ -46,11 +63,14 @@ public final class Credentials {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     }
 
-    /** @throws ConflictException if a credential with the same user name and client ID exists */
+    /**
+     * @throws ConflictException if a credential with the same user name and client ID exists (for
+     *                           {@code x509}: the same common name)
+     */
     public Credential create(Input input) {
         check(input);
-        String sql = "INSERT INTO credential (type, username, client_id, password_hash, client_type, publish, subscribe) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
+        String sql = "INSERT INTO credential (type, username, client_id, password_hash, client_type, publish, subscribe, "
+                + "cert_common_name, cert_common_name_regex) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             bindFields(c, st, input);
             try (ResultSet rs = st.executeQuery()) {
@@ -58,7 +78,7 @@ public final class Credentials {
                 return read(rs);
             }
         } catch (SQLException e) {
-            throw translate("create a credential", e);
+            throw translate("create a credential", input, e);
         }
     }
 
@@ -86,13 +106,14 @@ public final class Credentials {
                 .equal("username", f.username())
                 .equal("client_id", f.clientId())
                 .equal("client_type", f.clientType())
-                .contains(f.text(), "username", "client_id");
+                .contains(f.text(), "username", "client_id", "cert_common_name");
         return Jdbc.page(dataSource, "credential", COLUMNS, where, "username NULLS LAST, client_id NULLS LAST, id", page, pageSize,
                 Credentials::read, "list credentials");
     }
 
     /**
-     * Replaces the credential's fields (a null {@code passwordHash} keeps its password).
+     * Replaces the credential's fields (a null {@code passwordHash} keeps its password, except that an
+     * {@code x509} credential has none).
      *
      * @return the new state, empty if there is no such credential
      * @throws ConflictException if another credential has the new user name and client ID
@@ -104,16 +125,17 @@ public final class Credentials {
             return Optional.empty();
         }
         String sql = "UPDATE credential SET type = ?, username = ?, client_id = ?, "
-                + "password_hash = coalesce(?, password_hash), client_type = ?, publish = ?, subscribe = ?, "
+                + "password_hash = " + (input.x509() ? "?" : "coalesce(?, password_hash)") + ", client_type = ?, "
+                + "publish = ?, subscribe = ?, cert_common_name = ?, cert_common_name_regex = ?, "
                 + "updated_at = now() WHERE id = ? RETURNING " + COLUMNS;
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             bindFields(c, st, input);
-            st.setObject(8, uuid.get());
+            st.setObject(10, uuid.get());
             try (ResultSet rs = st.executeQuery()) {
                 return rs.next() ? Optional.of(read(rs)) : Optional.empty();
             }
         } catch (SQLException e) {
-            throw translate("update a credential", e);
+            throw translate("update a credential", input, e);
         }
     }
 
@@ -138,32 +160,57 @@ public final class Credentials {
      * {@code username} may be null (then only client-ID credentials match).
      */
     public List<Credential> candidates(String username, String clientId) {
-        // false sorts before true: both named, then user name only, then client ID only.
+        // false sorts before true: both named, then user name only, then client ID only. Only basic
+        // credentials: another type's user name (or its absence) is no way in without its own check.
         String sql = "SELECT " + COLUMNS + " FROM credential "
-                + "WHERE (username = ? AND (client_id = ? OR client_id IS NULL)) "
-                + "OR (username IS NULL AND client_id = ?) "
+                + "WHERE type = '" + Credential.BASIC + "' AND ((username = ? AND (client_id = ? OR client_id IS NULL)) "
+                + "OR (username IS NULL AND client_id = ?)) "
                 + "ORDER BY username IS NULL, client_id IS NULL";
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             st.setString(1, username);
             st.setString(2, clientId);
             st.setString(3, clientId);
-            List<Credential> found = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    found.add(read(rs));
-                }
-            }
-            return found;
+            return readAll(st);
         } catch (SQLException e) {
             throw Jdbc.failure("look up credentials", e);
         }
+    }
+
+    /**
+     * The {@code x509} credentials that may match a certificate chain whose subject common names are
+     * {@code commonNames}: those naming one of them exactly, and every pattern (the caller matches
+     * those). Unordered.
+     */
+    public List<Credential> x509Candidates(Collection<String> commonNames) {
+        String sql = "SELECT " + COLUMNS + " FROM credential WHERE type = '" + Credential.X509 + "' "
+                + "AND (cert_common_name_regex OR cert_common_name = ANY (?))";
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            st.setArray(1, textArray(c, List.copyOf(commonNames)));
+            return readAll(st);
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up x509 credentials", e);
+        }
+    }
+
+    private static List<Credential> readAll(PreparedStatement st) throws SQLException {
+        List<Credential> found = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                found.add(read(rs));
+            }
+        }
+        return found;
     }
 
     private static void check(Input input) {
         if (input == null) {
             throw new IllegalArgumentException("credential is missing");
         }
-        if (input.username() == null && input.clientId() == null) {
+        if (input.x509()) {
+            checkX509(input);
+        } else if (input.certCommonName() != null || input.certCommonNameRegex()) {
+            throw new IllegalArgumentException("certCommonName is only for credentials of type x509");
+        } else if (input.username() == null && input.clientId() == null) {
             throw new IllegalArgumentException("a credential needs a username, a clientId or both");
         }
         if (input.clientType() != null && !input.clientType().equals("DEVICE")
@@ -174,13 +221,34 @@ public final class Credentials {
         checkRules("subscribe", input.subscribe());
     }
 
+    private static void checkX509(Input input) {
+        if (input.certCommonName() == null || input.certCommonName().isEmpty()) {
+            throw new IllegalArgumentException("certCommonName is required for a credential of type x509");
+        }
+        if (input.certCommonNameRegex()) {
+            try {
+                Pattern.compile(input.certCommonName());
+            } catch (PatternSyntaxException e) {
+                throw new IllegalArgumentException("certCommonName is not a valid regular expression: "
+                        + e.getDescription());
+            }
+        }
+        if (input.passwordHash() != null) {
+            throw new IllegalArgumentException("password is not allowed for a credential of type x509");
+        }
+        if (input.username() != null || input.clientId() != null) {
+            throw new IllegalArgumentException((input.username() != null ? "username" : "clientId")
+                    + " is not allowed for a credential of type x509");
+        }
+    }
+
     private static void checkRules(String field, List<String> rules) {
         if (rules != null && rules.stream().anyMatch(Objects::isNull)) {
             throw new IllegalArgumentException(field + " must not contain null");
         }
     }
 
-    /** Binds parameters 1 to 7 in the column order of INSERT and UPDATE. */
+    /** Binds parameters 1 to 9 in the column order of INSERT and UPDATE. */
     private static void bindFields(Connection c, PreparedStatement st, Input input) throws SQLException {
         st.setString(1, input.type() == null ? Credential.BASIC : input.type());
         st.setString(2, input.username());
@@ -189,21 +257,25 @@ public final class Credentials {
         st.setString(5, input.clientType());
         st.setArray(6, textArray(c, input.publish()));
         st.setArray(7, textArray(c, input.subscribe()));
+        st.setString(8, input.certCommonName());
+        st.setBoolean(9, input.certCommonNameRegex());
     }
 
     private static Array textArray(Connection c, List<String> values) throws SQLException {
         return c.createArrayOf("text", values == null ? new String[0] : values.toArray(String[]::new));
     }
 
-    private static RuntimeException translate(String action, SQLException e) {
-        return Jdbc.isUniqueViolation(e) ? new ConflictException(CONFLICT) : Jdbc.failure(action, e);
+    private static RuntimeException translate(String action, Input input, SQLException e) {
+        return Jdbc.isUniqueViolation(e) ? new ConflictException(input.x509() ? X509_CONFLICT : CONFLICT)
+                : Jdbc.failure(action, e);
     }
 
     private static Credential read(ResultSet rs) throws SQLException {
         return new Credential(rs.getString("id"), rs.getString("type"), rs.getString("username"),
                 rs.getString("client_id"), rs.getString("password_hash"), rs.getString("client_type"),
                 strings(rs.getArray("publish")), strings(rs.getArray("subscribe")),
-                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"));
+                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"), rs.getString("cert_common_name"),
+                rs.getBoolean("cert_common_name_regex"));
     }
 
     private static List<String> strings(Array array) throws SQLException {

@@ -166,6 +166,88 @@ class CredentialsTest {
     }
 
     @Test
+    void theBasicLookupReturnsOnlyBasicCredentials() {
+        credentials.create(new Credentials.Input("scram", "carol", null, "$2b$10$hash", null, null, null));
+        credentials.create(input("dave", null));
+        credentials.create(x509("carol", false));
+        assertEquals(List.of(), names(credentials.candidates("carol", "dev-1")));
+        assertEquals(List.of("dave|null"), names(credentials.candidates("dave", "dev-1")));
+    }
+
+    private static Credentials.Input x509(String commonName, boolean regex) {
+        return new Credentials.Input(Credential.X509, null, null, null, "DEVICE", List.of("d/${cn}/#"), List.of(),
+                commonName, regex);
+    }
+
+    @Test
+    void createsReadsAndUpdatesAnX509Credential() {
+        Credential created = credentials.create(x509("sensor-1", false));
+        assertEquals(Credential.X509, created.type());
+        assertEquals("sensor-1", created.certCommonName());
+        assertFalse(created.certCommonNameRegex());
+        assertNull(created.username());
+        assertNull(created.clientId());
+        assertNull(created.passwordHash());
+        assertEquals(created, credentials.get(created.id()).orElseThrow());
+
+        Credential updated = credentials.update(created.id(), x509("sensor-[0-9]+", true)).orElseThrow();
+        assertEquals("sensor-[0-9]+", updated.certCommonName());
+        assertTrue(updated.certCommonNameRegex());
+        assertEquals(List.of("sensor-[0-9]+"), credentials.list(new Credentials.Filter(null, null, null, "SENSOR"), 0, 10)
+                .items().stream().map(Credential::certCommonName).toList());
+    }
+
+    @Test
+    void aBasicCredentialWithAPasswordBecomesAnX509OneWithout() {
+        Credential basic = credentials.create(input("erin", null));
+        Credential now = credentials.update(basic.id(), x509("erin-cert", false)).orElseThrow();
+        assertEquals(Credential.X509, now.type());
+        assertNull(now.passwordHash());
+        assertNull(now.username());
+    }
+
+    @Test
+    void oneX509CredentialPerCommonNameAndManyWithoutUsernameOrClientId() {
+        credentials.create(x509("a", false));
+        credentials.create(x509("b", false));
+        credentials.create(x509("c.*", true));
+        ConflictException e = assertThrows(ConflictException.class, () -> credentials.create(x509("a", false)));
+        assertEquals(Credentials.X509_CONFLICT, e.getMessage());
+        assertThrows(ConflictException.class, () -> credentials.create(x509("c.*", false)));
+    }
+
+    @Test
+    void anX509CredentialHasACommonNameAndNoPasswordUsernameOrClientId() {
+        assertEquals("certCommonName is required for a credential of type x509", assertThrows(
+                IllegalArgumentException.class, () -> credentials.create(x509(null, false))).getMessage());
+        assertThrows(IllegalArgumentException.class, () -> credentials.create(x509("", false)));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> credentials.create(new Credentials.Input(
+                Credential.X509, null, null, "$2b$10$hash", null, null, null, "x", false))).getMessage()
+                .startsWith("password"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> credentials.create(new Credentials.Input(
+                Credential.X509, "u", null, null, null, null, null, "x", false))).getMessage().startsWith("username"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> credentials.create(x509("(", true)))
+                .getMessage().startsWith("certCommonName is not a valid regular expression"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> credentials.create(new Credentials.Input(
+                Credential.BASIC, "u", null, null, null, null, null, "x", false))).getMessage()
+                .startsWith("certCommonName is only for"));
+    }
+
+    @Test
+    void x509CandidatesAreTheExactNamesOfTheChainAndEveryPattern() {
+        credentials.create(x509("dev-1", false));
+        credentials.create(x509("fleet-ca", false));
+        credentials.create(x509("other", false));
+        credentials.create(x509("dev-[0-9]+", true));
+        credentials.create(input("dev-1", null));
+        List<String> found = credentials.x509Candidates(List.of("dev-1", "fleet-ca")).stream()
+                .map(c -> c.certCommonName() + (c.certCommonNameRegex() ? " (regex)" : "")).sorted().toList();
+        assertEquals(List.of("dev-1", "dev-[0-9]+ (regex)", "fleet-ca"), found);
+        assertEquals(List.of("dev-[0-9]+"), credentials.x509Candidates(List.of()).stream()
+                .map(Credential::certCommonName).toList());
+    }
+
+    @Test
     void withoutAUsernameOnlyClientIdCredentialsAreCandidates() {
         credentials.create(input(null, "dev-1"));
         credentials.create(input("alice", "dev-1"));
