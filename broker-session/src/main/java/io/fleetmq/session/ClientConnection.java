@@ -2,6 +2,8 @@ package io.fleetmq.session;
 
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolVersion;
+import java.security.cert.X509Certificate;
+import java.util.List;
 
 /**
  * One network connection of a client, as the session layer sees it; implemented by the transport.
@@ -49,5 +51,14 @@ public interface ClientConnection {
     /** Whether the connection is encrypted (TLS or secure WebSocket). */
     default boolean secure() {
         return false;
+    }
+
+    /**
+     * The certificate chain the client presented in the TLS handshake, leaf first, as the handshake
+     * verified it against the listener's certificate authorities; empty without TLS or without a
+     * client certificate. A chain that does not verify never gets here: its handshake fails.
+     */
+    default List<X509Certificate> peerCertificates() {
+        return List.of();
     }
 }

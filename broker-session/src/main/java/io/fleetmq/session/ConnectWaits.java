@@ -111,7 +111,8 @@ final class ConnectWaits {
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null));
         CompletableFuture<SessionGuard.Verdict> verdict = guard.authenticate(
-                new SessionGuard.ConnectRequest(clientId, connect, conn.address(), conn.secure())).toCompletableFuture();
+                new SessionGuard.ConnectRequest(clientId, connect, conn.address(), conn.secure(),
+                        conn.peerCertificates())).toCompletableFuture();
         if (verdict.isDone() && !verdict.isCompletedExceptionally()) {
             authenticated(requestId, verdict.join());
         } else {

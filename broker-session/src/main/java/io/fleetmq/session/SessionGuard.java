@@ -4,6 +4,8 @@ import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ReasonCode;
 import java.net.InetAddress;
+import java.security.cert.X509Certificate;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -25,8 +27,19 @@ public interface SessionGuard {
      * @param clientId the client ID (the one the broker assigned, if the client sent none)
      * @param address  the client's IP address, or null if unknown
      * @param tls      whether the connection is encrypted
+     * @param certificates the client's verified TLS certificate chain, leaf first; empty when it presented none
      */
-    record ConnectRequest(String clientId, Packet.Connect connect, InetAddress address, boolean tls) {
+    record ConnectRequest(String clientId, Packet.Connect connect, InetAddress address, boolean tls,
+            List<X509Certificate> certificates) {
+
+        public ConnectRequest {
+            certificates = certificates == null ? List.of() : List.copyOf(certificates);
+        }
+
+        /** A CONNECT without client certificate. */
+        public ConnectRequest(String clientId, Packet.Connect connect, InetAddress address, boolean tls) {
+            this(clientId, connect, address, tls, List.of());
+        }
 
         public ProtocolVersion version() {
             return connect.version();

@@ -28,9 +28,13 @@ import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,6 +74,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     /** The client's publish rate; null when the node sets no limit. Event loop only. */
     private PublishRate publishRate;
+
+    /** The client's verified certificate chain once read; null before. */
+    private volatile List<X509Certificate> peerCertificates;
 
     public MqttConnectionHandler(SessionRegistry sessions, int connectTimeoutSeconds, int maxUnsettled) {
         this.sessions = sessions;
@@ -479,5 +486,38 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     @Override
     public boolean secure() {
         return channel != null && channel.pipeline().get(io.netty.handler.ssl.SslHandler.class) != null;
+    }
+
+    /**
+     * The chain the TLS handshake verified (it ran before the CONNECT could be read), taken from the
+     * TLS session of the connection, plain TLS or secure WebSocket alike; read once, then kept.
+     */
+    @Override
+    public List<X509Certificate> peerCertificates() {
+        List<X509Certificate> known = peerCertificates;
+        if (known == null) {
+            known = readPeerCertificates();
+            peerCertificates = known;
+        }
+        return known;
+    }
+
+    private List<X509Certificate> readPeerCertificates() {
+        io.netty.handler.ssl.SslHandler ssl = channel == null ? null
+                : channel.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+        if (ssl == null) {
+            return List.of();
+        }
+        try {
+            List<X509Certificate> chain = new ArrayList<>();
+            for (Certificate c : ssl.engine().getSession().getPeerCertificates()) {
+                if (c instanceof X509Certificate x509) {
+                    chain.add(x509);
+                }
+            }
+            return List.copyOf(chain);
+        } catch (SSLPeerUnverifiedException e) {
+            return List.of(); // no client certificate (client authentication off or optional)
+        }
     }
 }
