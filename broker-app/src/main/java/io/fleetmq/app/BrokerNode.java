@@ -1,6 +1,7 @@
 package io.fleetmq.app;
 
 import io.fleetmq.app.config.BrokerConfig;
+import io.fleetmq.app.config.ClientCertSettings;
 import io.fleetmq.app.config.ConfigException;
 import io.fleetmq.app.http.AdminApi;
 import io.fleetmq.app.http.AdminHttpServer;
@@ -40,6 +41,7 @@ import io.fleetmq.transport.mqtt.MqttChannelInitializer;
 import io.micrometer.core.instrument.Gauge;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.fleetmq.transport.tls.ClientCertificates;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -317,7 +319,9 @@ public final class BrokerNode implements AutoCloseable {
     }
 
     private void bindMqttListeners(EventLoops loops, java.util.function.Supplier<io.netty.channel.ChannelHandler> handlers) {
-        SslContext ssl = config.tls().enabled() || config.wss().enabled() ? sslContext() : null;
+        boolean anySecure = config.tls().enabled() || config.wss().enabled();
+        ClientCertificates clientCerts = anySecure ? clientCertificates() : ClientCertificates.none();
+        SslContext ssl = anySecure ? sslContext(clientCerts) : null;
         NodeLimits limits = new NodeLimits(config.connectionLimits(), metrics.registry()); // shared by the listeners
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
@@ -327,7 +331,8 @@ public final class BrokerNode implements AutoCloseable {
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits);
+                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits,
+                    secure ? clientCerts : ClientCertificates.none());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);
@@ -337,12 +342,25 @@ public final class BrokerNode implements AutoCloseable {
         }
     }
 
-    private SslContext sslContext() {
+    private SslContext sslContext(ClientCertificates clients) {
         try {
-            return SslContextBuilder.forServer(config.tlsCertFile().toFile(), config.tlsKeyFile().toFile()).build();
+            return clients.applyTo(SslContextBuilder.forServer(config.tlsCertFile().toFile(),
+                    config.tlsKeyFile().toFile())).build();
         } catch (SSLException | IllegalArgumentException e) {
             throw new ConfigException("settings listeners.tls.cert-file (MQTT_TLS_CERT_FILE) and listeners.tls.key-file"
                     + " (MQTT_TLS_KEY_FILE): cannot load the certificate and key: " + HealthStatus.describe(e), e);
+        }
+    }
+
+    /** What the TLS listeners ask of clients' certificates (listeners.tls.client-auth). */
+    private ClientCertificates clientCertificates() {
+        ClientCertSettings c = config.clientCerts();
+        try {
+            return ClientCertificates.load(c.clientAuth(), c.caFile(), c.crlFile());
+        } catch (IllegalArgumentException e) {
+            // The message names the file at fault.
+            throw new ConfigException("settings listeners.tls.ca-file (MQTT_TLS_CA_FILE) and listeners.tls.crl-file"
+                    + " (MQTT_TLS_CRL_FILE): " + e.getMessage(), e);
         }
     }
 

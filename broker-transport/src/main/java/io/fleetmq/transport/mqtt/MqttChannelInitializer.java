@@ -2,6 +2,7 @@ package io.fleetmq.transport.mqtt;
 
 import io.fleetmq.transport.limits.ConnectionRate;
 import io.fleetmq.transport.limits.NodeLimits;
+import io.fleetmq.transport.tls.ClientCertificates;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
@@ -45,6 +46,7 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final Supplier<ChannelHandler> connectionHandler;
     private final NodeLimits limits;
     private final ConnectionRate rate;
+    private final ClientCertificates clientCerts;
 
     /**
      * @param ssl               TLS context, or null for no TLS
@@ -64,6 +66,17 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
      */
     public MqttChannelInitializer(SslContext ssl, boolean webSocket, int maxPacketSize, int maxWriteBuffer,
                                   Supplier<ChannelHandler> connectionHandler, NodeLimits limits) {
+        this(ssl, webSocket, maxPacketSize, maxWriteBuffer, connectionHandler, limits, ClientCertificates.none());
+    }
+
+    /**
+     * @param clientCerts what {@code ssl} asks of client certificates (it must have been applied to
+     *                    {@code ssl}); connections get it to rebuild the verified path of a client's chain
+     */
+    public MqttChannelInitializer(SslContext ssl, boolean webSocket, int maxPacketSize, int maxWriteBuffer,
+                                  Supplier<ChannelHandler> connectionHandler, NodeLimits limits,
+                                  ClientCertificates clientCerts) {
+        this.clientCerts = clientCerts;
         this.limits = limits;
         this.rate = new ConnectionRate(limits.limits().maxConnectionRate());
         this.ssl = ssl;
@@ -88,6 +101,9 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         ChannelPipeline p = ch.pipeline();
         if (ssl != null) {
             p.addLast("tls", ssl.newHandler(ch.alloc()));
+            if (clientCerts.enabled()) {
+                ch.attr(ClientCertificates.KEY).set(clientCerts);
+            }
         }
         if (webSocket) {
             p.addLast("http", new HttpServerCodec())

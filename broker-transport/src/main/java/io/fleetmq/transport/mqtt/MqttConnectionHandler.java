@@ -11,6 +11,7 @@ import io.fleetmq.session.ClientConnection;
 import io.fleetmq.core.limit.PublishRate;
 import io.fleetmq.transport.limits.ConnectionLimits;
 import io.fleetmq.transport.limits.NodeLimits;
+import io.fleetmq.transport.tls.ClientCertificates;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
 import io.netty.channel.Channel;
@@ -490,7 +491,8 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     /**
      * The chain the TLS handshake verified (it ran before the CONNECT could be read), taken from the
-     * TLS session of the connection, plain TLS or secure WebSocket alike; read once, then kept.
+     * TLS session of the connection, plain TLS or secure WebSocket alike, as the path from the
+     * client's certificate to the trusted CA; read once, then kept.
      */
     @Override
     public List<X509Certificate> peerCertificates() {
@@ -509,13 +511,18 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
             return List.of();
         }
         try {
-            List<X509Certificate> chain = new ArrayList<>();
+            List<X509Certificate> presented = new ArrayList<>();
             for (Certificate c : ssl.engine().getSession().getPeerCertificates()) {
                 if (c instanceof X509Certificate x509) {
-                    chain.add(x509);
+                    presented.add(x509);
                 }
             }
-            return List.copyOf(chain);
+            if (presented.isEmpty()) {
+                return List.of();
+            }
+            // What the client sent beyond its leaf counts only where it lies on the verified path.
+            ClientCertificates trust = channel.attr(ClientCertificates.KEY).get();
+            return trust != null ? trust.verifiedChain(presented) : List.of(presented.get(0));
         } catch (SSLPeerUnverifiedException e) {
             return List.of(); // no client certificate (client authentication off or optional)
         }

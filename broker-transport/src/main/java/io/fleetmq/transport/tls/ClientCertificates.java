@@ -2,6 +2,7 @@ package io.fleetmq.transport.tls;
 
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -14,9 +15,11 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.CertPathBuilder;
 import java.security.cert.CollectionCertStoreParameters;
 import java.security.cert.PKIXBuilderParameters;
+import java.security.cert.PKIXCertPathBuilderResult;
 import java.security.cert.PKIXRevocationChecker;
 import java.security.cert.TrustAnchor;
 import java.security.cert.X509CRL;
+import java.security.cert.X509CertSelector;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,6 +49,9 @@ import org.slf4j.LoggerFactory;
 public final class ClientCertificates {
 
     private static final Logger log = LoggerFactory.getLogger(ClientCertificates.class);
+
+    /** Set on a connection of a listener that asks for client certificates: rebuilds their paths. */
+    public static final AttributeKey<ClientCertificates> KEY = AttributeKey.valueOf("fleetmq.clientCertificates");
 
     private final ClientAuth mode;
     private final List<X509Certificate> authorities;
@@ -87,6 +93,49 @@ public final class ClientCertificates {
         return new ClientCertificates(mode, cas, crls);
     }
 
+    /**
+     * The certification path of a client's certificate as PKIX builds it from what the client sent,
+     * up to and including the trusted CA: leaf first. Certificates the client sent that are not on
+     * that path are left out, so that a certificate it added (named like a CA whose name a credential
+     * admits) can never count; the CA from the bundle counts even when the client sent only its leaf.
+     * The handshake verified the chain already (revocation too), so this rebuilds the path without
+     * checking revocation again. Should it fail all the same, only the leaf is returned.
+     *
+     * @param presented what the client sent, leaf first (not empty)
+     */
+    public List<X509Certificate> verifiedChain(List<X509Certificate> presented) {
+        X509Certificate leaf = presented.get(0);
+        try {
+            X509CertSelector target = new X509CertSelector();
+            target.setCertificate(leaf);
+            PKIXBuilderParameters params = new PKIXBuilderParameters(anchors(), target);
+            params.setRevocationEnabled(false);
+            params.addCertStore(CertStore.getInstance("Collection", new CollectionCertStoreParameters(presented)));
+            PKIXCertPathBuilderResult built = (PKIXCertPathBuilderResult) CertPathBuilder.getInstance("PKIX")
+                    .build(params);
+            List<X509Certificate> chain = new ArrayList<>();
+            for (Certificate c : built.getCertPath().getCertificates()) {
+                chain.add((X509Certificate) c);
+            }
+            X509Certificate anchor = built.getTrustAnchor().getTrustedCert();
+            if (anchor != null && !chain.contains(anchor)) {
+                chain.add(anchor);
+            }
+            return List.copyOf(chain);
+        } catch (GeneralSecurityException e) {
+            log.debug("No certification path for {}: {}", leaf.getSubjectX500Principal().getName(), e.toString());
+            return List.of(leaf);
+        }
+    }
+
+    private Set<TrustAnchor> anchors() {
+        Set<TrustAnchor> anchors = new HashSet<>();
+        for (X509Certificate ca : authorities) {
+            anchors.add(new TrustAnchor(ca, null));
+        }
+        return anchors;
+    }
+
     /** Whether the handshake asks for client certificates at all. */
     public boolean enabled() {
         return mode != ClientAuth.NONE;
@@ -102,11 +151,7 @@ public final class ClientCertificates {
 
     private TrustManagerFactory trustManagers() {
         try {
-            Set<TrustAnchor> anchors = new HashSet<>();
-            for (X509Certificate ca : authorities) {
-                anchors.add(new TrustAnchor(ca, null));
-            }
-            PKIXBuilderParameters params = new PKIXBuilderParameters(anchors, null);
+            PKIXBuilderParameters params = new PKIXBuilderParameters(anchors(), null);
             if (crls.isEmpty()) {
                 params.setRevocationEnabled(false);
             } else {
