@@ -221,16 +221,18 @@ public final class BrokerNode implements AutoCloseable {
         }
         return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
-                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings));
+                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings, database));
     }
 
     /** The providers besides basic that {@code auth.providers} names, built from their settings. */
     private java.util.Map<String, io.fleetmq.app.security.provider.AuthProvider> otherProviders(
-            SecuritySettings settings) {
+            SecuritySettings settings, Database database) {
         java.util.Map<String, io.fleetmq.app.security.provider.AuthProvider> built = new java.util.HashMap<>();
         for (String name : settings.providers()) {
             switch (name) {
                 case "basic", "scram" -> { }
+                case "x509" -> built.put(name, new io.fleetmq.app.security.x509.X509Provider(
+                        new Credentials(database.dataSource()), settings.cacheTtl()));
                 default -> throw new StartupException("setting auth.providers (AUTH_PROVIDERS): the " + name
                         + " provider is not available in this build", null);
             }

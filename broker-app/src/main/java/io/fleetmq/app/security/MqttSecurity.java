@@ -123,6 +123,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     public void resync(Consumer<ClientAccess.Review> sessions) {
         this.sessions = sessions;
         basic.clear();
+        providersForget();
         reloadQuietly();
     }
 
@@ -190,14 +191,20 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     private static AuthRequest authRequest(ConnectRequest r) {
         return new AuthRequest(r.clientId(), r.connect().username(), r.connect().password(), r.address(), r.tls(),
-                List.of(), r.version());
+                r.certificates(), r.version());
+    }
+
+    /** The subject CN of the client's own certificate, or null. */
+    private static String commonName(ConnectRequest request) {
+        return request.certificates().isEmpty() ? null
+                : io.fleetmq.app.security.provider.CommonNames.of(request.certificates().get(0));
     }
 
     /** A CONNECT that no provider took. */
     private Verdict anonymous(ConnectRequest request) {
         if (anonymousAllowed) {
             return Verdict.allowed(new RuleAccess(null, request.connect().username(), request.clientId(),
-                    anonymousPublish, anonymousSubscribe, settings.denyDisconnect()), null);
+                    commonName(request), anonymousPublish, anonymousSubscribe, settings.denyDisconnect()), null);
         }
         // Never say which part was wrong: a user name or password that matches nothing is "bad".
         boolean triedCredentials = request.connect().username() != null || request.connect().password() != null;
@@ -207,13 +214,14 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     private RuleAccess access(Identity id, String clientId) {
-        return new RuleAccess(id.credentialId(), id.username(), clientId, rules(id.credentialId(), id.publish()),
-                rules(id.credentialId(), id.subscribe()), settings.denyDisconnect());
+        return new RuleAccess(id.credentialId(), id.username(), clientId, id.commonName(),
+                rules(id.credentialId(), id.publish()), rules(id.credentialId(), id.subscribe()),
+                settings.denyDisconnect());
     }
 
-    private RuleAccess access(Credential c, String clientId, String username) {
-        return new RuleAccess(c.id(), username, clientId, rules(c.id(), c.publish()), rules(c.id(), c.subscribe()),
-                settings.denyDisconnect());
+    private RuleAccess access(Credential c, String clientId, String username, String commonName) {
+        return new RuleAccess(c.id(), username, clientId, commonName, rules(c.id(), c.publish()),
+                rules(c.id(), c.subscribe()), settings.denyDisconnect());
     }
 
     /** A credential's rules; one the API would refuse (written to PostgreSQL by hand) allows nothing. */
@@ -263,6 +271,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     private void credentialChanged(SecurityChange change) {
+        providersForget();
         Optional<Credential> now;
         try {
             now = change.deleted() ? Optional.empty() : credentials.get(change.id());
@@ -284,8 +293,22 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         }
         Credential c = now.get();
         sessions.accept(s -> change.id().equals(s.access().credentialId())
-                ? ClientAccess.Outcome.replace(access(c, s.clientId(), s.access().username()))
+                ? ClientAccess.Outcome.replace(access(c, s.clientId(), s.access().username(),
+                        s.access() instanceof RuleAccess r ? r.commonName() : null))
                 : ClientAccess.Outcome.KEEP);
+    }
+
+    /** Tells the providers other than basic that credentials changed. */
+    private void providersForget() {
+        for (AuthProvider p : providers) {
+            if (p != basic) {
+                try {
+                    p.credentialsChanged();
+                } catch (RuntimeException e) {
+                    log.warn("Provider {} failed to forget changed credentials: {}", p.name(), e.toString());
+                }
+            }
+        }
     }
 
     private void blockedChanged() {

@@ -27,6 +27,13 @@ public interface AuthProvider extends AutoCloseable {
         return null;
     }
 
+    /**
+     * A credential was created, changed or deleted, or what changed is unknown: whatever the provider
+     * remembers of credentials must be read again. Called on the node's thread for security changes.
+     */
+    default void credentialsChanged() {
+    }
+
     @Override
     default void close() {
     }
