@@ -30,6 +30,12 @@ public final class RawMqtt implements AutoCloseable {
         return new RawMqtt(socket);
     }
 
+    /** Speaks over a socket the caller connected, such as a TLS socket after its handshake. */
+    public static RawMqtt over(Socket socket) throws IOException {
+        socket.setSoTimeout(10_000);
+        return new RawMqtt(socket);
+    }
+
     /**
      * Connects with a small socket receive buffer, for a peer that stops reading: the broker's
      * writes then back up after a few kilobytes instead of filling the kernel's default buffers.

@@ -42,9 +42,10 @@ final class ApiModels {
     }
 
     @Schema(description = "A credential as written by a client: a PUT replaces every field, except that an"
-            + " omitted (or null) password keeps the current one")
+            + " omitted (or null) password keeps the current one. A basic credential names a username, a clientId"
+            + " or both; an x509 credential names only certCommonName (no username, clientId or password)")
     record CredentialRequest(
-            @Schema(description = "the provider that checks it", allowableValues = "basic") String type,
+            @Schema(description = "the provider that checks it", allowableValues = {"basic", "x509"}) String type,
             @Schema(description = "the MQTT user name it matches; at least one of username and clientId",
                     nullable = true) String username,
             @Schema(description = "the MQTT client ID it matches", nullable = true) String clientId,
@@ -53,12 +54,17 @@ final class ApiModels {
                     nullable = true, format = "password") String password,
             @Schema(description = "overrides the client ID pattern; null: go by the pattern",
                     allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
-            @Schema(description = "topic filters the client may publish to; ${clientid} and ${username} stand"
-                    + " for one whole level") List<String> publish,
-            @Schema(description = "topic filters the client may subscribe to") List<String> subscribe) {
+            @Schema(description = "topic filters the client may publish to; ${clientid}, ${username} and ${cn}"
+                    + " (the client certificate's common name) stand for one whole level") List<String> publish,
+            @Schema(description = "topic filters the client may subscribe to") List<String> subscribe,
+            @Schema(description = "(x509, required) the subject common name (CN) of a certificate on the client's"
+                    + " verified chain: its own or a CA's above it", nullable = true) String certCommonName,
+            @Schema(description = "(x509) whether certCommonName is a regular expression that must match the"
+                    + " whole CN; default false", nullable = true) Boolean certCommonNameRegex) {
         @Override
         public String toString() {
-            return "CredentialRequest[username=" + username + ", clientId=" + clientId + "]";
+            return "CredentialRequest[type=" + type + ", username=" + username + ", clientId=" + clientId
+                    + ", certCommonName=" + certCommonName + "]";
         }
     }
 
@@ -67,11 +73,15 @@ final class ApiModels {
             @Schema(allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
             List<String> publish, List<String> subscribe,
             @Schema(format = "date-time") Instant createdAt,
-            @Schema(format = "date-time") Instant updatedAt) {
+            @Schema(format = "date-time") Instant updatedAt,
+            @Schema(description = "(x509) the certificate common name it matches, or its pattern", nullable = true)
+            String certCommonName,
+            @Schema(description = "(x509) whether certCommonName is a regular expression") boolean certCommonNameRegex) {
 
         static CredentialView of(Credential c) {
             return new CredentialView(c.id(), c.type(), c.username(), c.clientId(), c.passwordHash() != null,
-                    c.clientType(), c.publish(), c.subscribe(), c.createdAt(), c.updatedAt());
+                    c.clientType(), c.publish(), c.subscribe(), c.createdAt(), c.updatedAt(), c.certCommonName(),
+                    c.certCommonNameRegex());
         }
     }
 

@@ -25,7 +25,8 @@ final class CredentialRoutes {
                 .summary("Create a credential")
                 .body(ApiModels.CredentialRequest.class)
                 .reply(201, "created", ApiModels.CreatedId.class)
-                .reply(409, "a credential with this user name and client ID exists", ApiModels.ErrorBody.class)
+                .reply(409, "a credential with this user name and client ID (x509: this certCommonName) exists",
+                        ApiModels.ErrorBody.class)
                 .handle(this::create);
         table.get(PATH).id("listCredentials").tag("credentials")
                 .summary("List credentials, ordered by user name, then client ID")
@@ -33,7 +34,7 @@ final class CredentialRoutes {
                 .query("username", String.class, "only this user name")
                 .query("clientId", String.class, "only this client ID")
                 .query("clientType", String.class, "only this client type", CLIENT_TYPES.toArray(String[]::new))
-                .query("text", String.class, "part of the user name or client ID")
+                .query("text", String.class, "part of the user name, client ID or certificate common name")
                 .reply(200, "one page", ApiModels.CredentialPage.class)
                 .handle(this::list);
         table.get(PATH + "/{id}").id("getCredential").tag("credentials")
@@ -42,10 +43,12 @@ final class CredentialRoutes {
                 .handle(this::get);
         table.put(PATH + "/{id}").id("replaceCredential").tag("credentials")
                 .summary("Replace a credential (an omitted password keeps the current one); clients connected"
-                        + " with it authenticate again when its password, user name, client ID or type changed")
+                        + " with it authenticate again when its password, user name, client ID, certificate common"
+                        + " name or type changed")
                 .body(ApiModels.CredentialRequest.class)
                 .reply(200, "the new state", ApiModels.CredentialView.class)
-                .reply(409, "another credential has this user name and client ID", ApiModels.ErrorBody.class)
+                .reply(409, "another credential has this user name and client ID (x509: this certCommonName)",
+                        ApiModels.ErrorBody.class)
                 .handle(this::replace);
         table.delete(PATH + "/{id}").id("deleteCredential").tag("credentials")
                 .summary("Delete a credential; clients connected with it are disconnected")
@@ -86,9 +89,12 @@ final class CredentialRoutes {
         // Clients connected with the old values must prove themselves again; a change of rules
         // alone applies to them as they are.
         boolean accessChanged = input.passwordHash() != null
+                || !Objects.equals(before.type(), after.type())
                 || !Objects.equals(before.username(), after.username())
                 || !Objects.equals(before.clientId(), after.clientId())
-                || !Objects.equals(before.clientType(), after.clientType());
+                || !Objects.equals(before.clientType(), after.clientType())
+                || !Objects.equals(before.certCommonName(), after.certCommonName())
+                || before.certCommonNameRegex() != after.certCommonNameRegex();
         api.announce(new SecurityChange(SecurityChange.Kind.CREDENTIAL, id, false, accessChanged));
         ApiJson.write(ctx, 200, ApiModels.CredentialView.of(after));
     }
@@ -114,10 +120,20 @@ final class CredentialRoutes {
     /** Checks every field, naming the first one at fault. */
     private static void validate(ApiModels.CredentialRequest r, boolean update) {
         if (r.type() == null) {
-            throw ApiException.badRequest("type", "is required (basic)");
+            throw ApiException.badRequest("type", "is required (basic or x509)");
+        }
+        if (Credential.X509.equals(r.type())) {
+            validateX509(r);
+            return;
         }
         if (!Credential.BASIC.equals(r.type())) {
-            throw ApiException.badRequest("type", "must be basic");
+            throw ApiException.badRequest("type", "must be basic or x509");
+        }
+        if (r.certCommonName() != null) {
+            throw ApiException.badRequest("certCommonName", "is only for credentials of type x509");
+        }
+        if (r.certCommonNameRegex() != null) {
+            throw ApiException.badRequest("certCommonNameRegex", "is only for credentials of type x509");
         }
         if ("".equals(r.username())) {
             throw ApiException.badRequest("username", "must not be empty; omit it to match any user name");
@@ -135,6 +151,36 @@ final class CredentialRoutes {
             throw ApiException.badRequest("password", update
                     ? "must not be empty; omit it to keep the current password"
                     : "must not be empty; omit it for a credential without password");
+        }
+        rules("publish", r.publish());
+        rules("subscribe", r.subscribe());
+    }
+
+    /** An x509 credential: a certificate name, no user name, client ID or password. */
+    private static void validateX509(ApiModels.CredentialRequest r) {
+        if (r.certCommonName() == null || r.certCommonName().isEmpty()) {
+            throw ApiException.badRequest("certCommonName", "is required for a credential of type x509");
+        }
+        if (Boolean.TRUE.equals(r.certCommonNameRegex())) {
+            try {
+                java.util.regex.Pattern.compile(r.certCommonName());
+            } catch (java.util.regex.PatternSyntaxException e) {
+                throw ApiException.badRequest("certCommonName", "is not a valid regular expression: "
+                        + e.getDescription() + " near index " + e.getIndex());
+            }
+        }
+        if (r.password() != null) {
+            throw ApiException.badRequest("password", "is not allowed for a credential of type x509: the client"
+                    + " certificate is its proof");
+        }
+        if (r.username() != null) {
+            throw ApiException.badRequest("username", "is not allowed for a credential of type x509");
+        }
+        if (r.clientId() != null) {
+            throw ApiException.badRequest("clientId", "is not allowed for a credential of type x509");
+        }
+        if (r.clientType() != null && !CLIENT_TYPES.contains(r.clientType())) {
+            throw ApiException.badRequest("clientType", "must be DEVICE, APPLICATION or null");
         }
         rules("publish", r.publish());
         rules("subscribe", r.subscribe());
@@ -158,7 +204,8 @@ final class CredentialRoutes {
 
     private Credentials.Input input(ApiModels.CredentialRequest r) {
         return new Credentials.Input(r.type(), r.username(), r.clientId(), hash(r.password()), r.clientType(),
-                r.publish() == null ? List.of() : r.publish(), r.subscribe() == null ? List.of() : r.subscribe());
+                r.publish() == null ? List.of() : r.publish(), r.subscribe() == null ? List.of() : r.subscribe(),
+                r.certCommonName(), Boolean.TRUE.equals(r.certCommonNameRegex()));
     }
 
     private String hash(String password) {
