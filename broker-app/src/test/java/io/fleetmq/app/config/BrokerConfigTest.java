@@ -67,6 +67,33 @@ class BrokerConfigTest {
     }
 
     @Test
+    void clientCertificatesAreOffUnlessAskedForAndThenNeedACaFile() throws Exception {
+        assertEquals(io.netty.handler.ssl.ClientAuth.NONE, config().clientCerts().clientAuth());
+        env.put("MQTT_TLS_CLIENT_AUTH", "optional");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertEquals("setting listeners.tls.ca-file (MQTT_TLS_CA_FILE) is required when listeners.tls.client-auth"
+                + " (MQTT_TLS_CLIENT_AUTH) is optional", e.getMessage());
+        java.nio.file.Path ca = java.nio.file.Files.createTempFile("ca", ".pem");
+        try {
+            env.put("MQTT_TLS_CA_FILE", ca.toString());
+            env.put("MQTT_TLS_CLIENT_AUTH", "required");
+            ClientCertSettings c = config().clientCerts();
+            assertEquals(io.netty.handler.ssl.ClientAuth.REQUIRE, c.clientAuth());
+            assertEquals(ca, c.caFile());
+            assertEquals(null, c.crlFile());
+            env.put("MQTT_TLS_CRL_FILE", "/nonexistent/crl.pem");
+            e = assertThrows(ConfigException.class, this::config);
+            assertTrue(e.getMessage().startsWith("setting listeners.tls.crl-file (MQTT_TLS_CRL_FILE)"), e.getMessage());
+        } finally {
+            java.nio.file.Files.delete(ca);
+        }
+        env.put("MQTT_TLS_CLIENT_AUTH", "yes");
+        e = assertThrows(ConfigException.class, this::config);
+        assertEquals("setting listeners.tls.client-auth (MQTT_TLS_CLIENT_AUTH): 'yes' must be none, optional or"
+                + " required", e.getMessage());
+    }
+
+    @Test
     void unreadableCertificateFileIsNamed() {
         env.put("MQTT_TLS_CERT_FILE", "/nonexistent/cert.pem");
         ConfigException e = assertThrows(ConfigException.class, this::config);
