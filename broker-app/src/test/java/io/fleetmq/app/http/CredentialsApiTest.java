@@ -127,6 +127,33 @@ class CredentialsApiTest {
     }
 
     @Test
+    void anX509CredentialHasACertificateNameAndNoPassword() {
+        String name = "fleet-" + UUID.randomUUID();
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("type", "x509");
+        c.put("certCommonName", name + "-[0-9]+");
+        c.put("certCommonNameRegex", true);
+        c.put("clientType", "DEVICE");
+        c.put("publish", List.of("devices/${cn}/up"));
+        String id = create(c);
+        JsonNode read = body(send("GET", PATH + "/" + id, null));
+        assertEquals("x509", read.path("type").asText());
+        assertEquals(name + "-[0-9]+", read.path("certCommonName").asText());
+        assertTrue(read.path("certCommonNameRegex").asBoolean());
+        assertFalse(read.path("hasPassword").asBoolean());
+        assertTrue(read.path("username").isNull());
+        assertEquals("devices/${cn}/up", read.path("publish").get(0).asText());
+
+        c.put("certCommonName", name);
+        c.put("certCommonNameRegex", false);
+        JsonNode replaced = body(send("PUT", PATH + "/" + id, c));
+        assertEquals(name, replaced.path("certCommonName").asText());
+        assertFalse(replaced.path("certCommonNameRegex").asBoolean());
+        assertEquals(1, body(send("GET", PATH + "?text=" + name, null)).path("total").asLong());
+        assertError(send("POST", PATH, c), 409, "conflict", null);
+    }
+
+    @Test
     void unknownAndMalformedIdsAre404() {
         assertError(send("GET", PATH + "/" + UUID.randomUUID(), null), 404, "not_found", null);
         assertError(send("GET", PATH + "/not-an-id", null), 404, "not_found", null);
@@ -184,7 +211,17 @@ class CredentialsApiTest {
     void eachInvalidFieldIsNamed() {
         String user = "bad-" + UUID.randomUUID();
         Map<String, Map<String, Object>> cases = new LinkedHashMap<>();
-        cases.put("type:", with(credential(user, null), "type", "x509"));
+        cases.put("type:", with(credential(user, null), "type", "jwt"));
+        cases.put("certCommonName:", with(credential(user, null), "certCommonName", "dev"));
+        cases.put("certCommonNameRegex:", with(credential(user, null), "certCommonNameRegex", true));
+        Map<String, Object> x509 = new LinkedHashMap<>();
+        x509.put("type", "x509");
+        x509.put("certCommonName", user);
+        cases.put("certCommonName:  ", with(x509, "certCommonName", null));
+        cases.put("certCommonName:   ", with(with(x509, "certCommonName", "dev-(["), "certCommonNameRegex", true));
+        cases.put("password:  ", with(x509, "password", SECRET));
+        cases.put("username:  ", with(x509, "username", user));
+        cases.put("clientId:  ", with(x509, "clientId", user));
         cases.put("type: ", with(credential(user, null), "type", null));
         cases.put("username:", with(credential(null, null), "username", null));
         cases.put("username: ", with(credential(user, null), "username", ""));
