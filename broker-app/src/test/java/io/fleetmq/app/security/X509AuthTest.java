@@ -307,6 +307,43 @@ class X509AuthTest {
         assertTrue(openApi.contains("certCommonNameRegex"), "the OpenAPI document shows the x509 fields");
     }
 
+    @Test
+    @DisplayName("mosquitto_pub with --cafile, --cert (device and intermediate) and --key publishes as the documented example does")
+    void mosquittoPubWithAClientCertificate() throws Exception {
+        Path binary = findOnPath("mosquitto_pub");
+        org.junit.jupiter.api.Assumptions.assumeTrue(binary != null, "mosquitto_pub not installed; skipping");
+        String cn = unique("mosq");
+        TestPki.Issued device = TestPki.device(fleetCa, cn);
+        x509(cn, false, List.of("devices/${cn}/telemetry"), List.of());
+        String user = unique("watcher");
+        fx.credential(user, null, "pw", List.of(), List.of("devices/#"));
+        try (Outcome w = connect(null, null, unique("w"), user, "pw").expect(0x00)) {
+            assertEquals(0x01, SecurityFixture.subscribeV5(w.raw(), 1, "devices/" + cn + "/telemetry", 1));
+            Path certFile = TestPki.pem(dir.resolve("mosq/" + cn + ".pem"), device.chain().toArray());
+            Path keyFile = TestPki.pem(dir.resolve("mosq/" + cn + ".key"), device.key());
+            Path caFile = TestPki.pem(dir.resolve("mosq/server-ca.pem"), serverCa.certificate());
+            Process p = new ProcessBuilder(binary.toString(), "-h", "127.0.0.1", "-p", String.valueOf(tlsPort()),
+                    "--cafile", caFile.toString(), "--cert", certFile.toString(), "--key", keyFile.toString(),
+                    "-V", "mqttv5", "-i", cn, "-q", "1", "-t", "devices/" + cn + "/telemetry", "-m", "21.5")
+                    .redirectErrorStream(true).start();
+            assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "mosquitto_pub finished");
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, p.exitValue(), out);
+            byte[] publish = w.raw().readType(3);
+            assertEquals("devices/" + cn + "/telemetry", RawMqtt.publishTopic(publish));
+        }
+    }
+
+    private static Path findOnPath(String name) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            Path candidate = Path.of(d, name);
+            if (java.nio.file.Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
     private static int code(TestPki.Issued device) {
         try (Outcome c = connect(device, unique("c"))) {
             return c.code();
