@@ -67,6 +67,7 @@ public final class SessionActor {
     private final AppBacklogReader appBacklogs;
     private final DeliveryInbox inbox;
     private final PacketGate gate;
+    private final AuthExpiry authExpiry;
 
     SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
         this.clientId = clientId;
@@ -86,6 +87,7 @@ public final class SessionActor {
         this.appBacklogs = new AppBacklogReader(clientId, services, connection, outbound, mailbox::tell);
         this.inbox = new DeliveryInbox(clientId, services, mailbox, this::onDeliver);
         this.gate = new PacketGate(services, mailbox::tell);
+        this.authExpiry = new AuthExpiry(services, mailbox, this::onAuthExpired);
     }
 
     public String clientId() {
@@ -292,6 +294,9 @@ public final class SessionActor {
                 conn == null ? null : conn.address(), conn != null));
         if (outcome.replacement() != null) {
             access = outcome.replacement();
+            if (connection.isOnline()) {
+                authExpiry.arm(access);
+            }
             subscriptions.keepAllowed(access, applicationBacklogs() ? appBacklogs : null);
         }
         if (outcome.disconnect() != null) {
@@ -423,6 +428,7 @@ public final class SessionActor {
             // The session's subscriptions were made under the rights of an earlier connection.
             subscriptions.keepAllowed(access, null);
         }
+        authExpiry.arm(access);
         connection.attach(conn, connect, services.limits());
         online = true;
         inbound.connected();
@@ -498,10 +504,18 @@ public final class SessionActor {
     }
 
     private void detachConnection() {
+        authExpiry.cancel();
         appBacklogs.close();
         connection.detach();
         online = false;
         outbound.disconnected();
+    }
+
+    /** The client's authentication ran out (its token expired): it must connect again with a new one. */
+    private void onAuthExpired() {
+        if (connection.isOnline()) {
+            disconnect(ReasonCode.NOT_AUTHORIZED, "authentication expired", true);
+        }
     }
 
     private void onWillDue() {

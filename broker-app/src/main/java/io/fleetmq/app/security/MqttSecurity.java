@@ -208,7 +208,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     private RuleAccess access(Identity id, String clientId) {
         return new RuleAccess(id.credentialId(), id.username(), clientId, rules(id.credentialId(), id.publish()),
-                rules(id.credentialId(), id.subscribe()), settings.denyDisconnect());
+                rules(id.credentialId(), id.subscribe()), settings.denyDisconnect(), id.expiresAt());
     }
 
     private RuleAccess access(Credential c, String clientId, String username) {

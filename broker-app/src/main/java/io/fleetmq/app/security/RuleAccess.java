@@ -9,7 +9,12 @@ import io.fleetmq.session.ClientAccess;
  * and user name filled in for the placeholders.
  */
 record RuleAccess(String credentialId, String username, String clientId, TopicRules publish, TopicRules subscribe,
-        boolean disconnectOnDenied) implements ClientAccess {
+        boolean disconnectOnDenied, java.time.Instant expiresAt) implements ClientAccess {
+
+    RuleAccess(String credentialId, String username, String clientId, TopicRules publish, TopicRules subscribe,
+            boolean disconnectOnDenied) {
+        this(credentialId, username, clientId, publish, subscribe, disconnectOnDenied, null);
+    }
 
     /** No rights at all: what a client keeps between losing its credential and its disconnection. */
     static RuleAccess none(String clientId, String username) {
