@@ -283,7 +283,69 @@ public record BrokerConfig(
                 replication,
                 positive(s, "kafka.request-timeout"),
                 minInsync,
-                s.integer("mqtt.max-packet-size", 16, 268_435_455));
+                s.integer("mqtt.max-packet-size", 16, 268_435_455),
+                kafkaClientSecurity(s));
+    }
+
+    /**
+     * TLS and SASL towards Kafka: security protocol, a CA in PEM, SASL PLAIN or SCRAM with a user
+     * name and password, and any other client property from a file.
+     */
+    static java.util.Map<String, String> kafkaClientSecurity(Settings s) {
+        java.util.Map<String, String> props = new java.util.LinkedHashMap<>();
+        String protocol = s.string("kafka.security-protocol").toUpperCase(java.util.Locale.ROOT);
+        if (!java.util.List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL").contains(protocol)) {
+            throw s.invalid("kafka.security-protocol", s.string("kafka.security-protocol"),
+                    "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
+        }
+        props.put("security.protocol", protocol);
+        String ca = s.string("kafka.ssl-ca-file");
+        if (!ca.isEmpty()) {
+            if (!Files.isReadable(Path.of(ca))) {
+                throw s.invalid("kafka.ssl-ca-file", ca, "is not a readable file");
+            }
+            props.put("ssl.truststore.type", "PEM");
+            props.put("ssl.truststore.location", Path.of(ca).toAbsolutePath().toString());
+        }
+        String mechanism = s.string("kafka.sasl-mechanism").toUpperCase(java.util.Locale.ROOT);
+        if (protocol.startsWith("SASL_")) {
+            String user = s.string("kafka.sasl-username");
+            String password = s.string("kafka.sasl-password");
+            String module = switch (mechanism) {
+                case "PLAIN" -> "org.apache.kafka.common.security.plain.PlainLoginModule";
+                case "SCRAM-SHA-256", "SCRAM-SHA-512" -> "org.apache.kafka.common.security.scram.ScramLoginModule";
+                default -> null;
+            };
+            if (module == null) {
+                throw s.invalid("kafka.sasl-mechanism", s.string("kafka.sasl-mechanism"),
+                        "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with " + protocol);
+            }
+            if (user.isEmpty() || password.isEmpty()) {
+                throw new ConfigException("settings " + s.describe("kafka.sasl-username") + " and "
+                        + s.describe("kafka.sasl-password") + " are required with SASL");
+            }
+            props.put("sasl.mechanism", mechanism);
+            props.put("sasl.jaas.config", module + " required username=\"" + jaasQuoted(user)
+                    + "\" password=\"" + jaasQuoted(password) + "\";");
+        } else if (!mechanism.isEmpty()) {
+            throw s.invalid("kafka.sasl-mechanism", s.string("kafka.sasl-mechanism"),
+                    "needs kafka.security-protocol SASL_PLAINTEXT or SASL_SSL");
+        }
+        String file = s.string("kafka.client-properties-file");
+        if (!file.isEmpty()) {
+            java.util.Properties extra = new java.util.Properties();
+            try (java.io.Reader in = Files.newBufferedReader(Path.of(file))) {
+                extra.load(in);
+            } catch (java.io.IOException | RuntimeException e) {
+                throw s.invalid("kafka.client-properties-file", file, "cannot be read: " + e.getMessage());
+            }
+            extra.stringPropertyNames().forEach(k -> props.put(k, extra.getProperty(k)));
+        }
+        return props;
+    }
+
+    private static String jaasQuoted(String value) {
+        return value.replace("\\", "\\\\").replace("\"", "\\\"");
     }
 
     private static String pattern(Settings s, String key) {
