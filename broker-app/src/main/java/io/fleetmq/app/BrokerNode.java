@@ -327,7 +327,8 @@ public final class BrokerNode implements AutoCloseable {
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits);
+                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits)
+                    .allowedOrigins(config.webSocketAllowedOrigins());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);

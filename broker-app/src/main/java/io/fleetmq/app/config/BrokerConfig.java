@@ -49,6 +49,7 @@ public record BrokerConfig(
         int maxApplicationSessions,
         Duration applicationSharedGrace,
         SecuritySettings security,
+        java.util.List<String> webSocketAllowedOrigins,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded,
@@ -154,6 +155,7 @@ public record BrokerConfig(
                 s.integer("sessions.max-application-sessions", 0, 1_000_000),
                 positive(s, "sessions.application-shared-grace"),
                 security(s),
+                origins(s),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),
@@ -199,6 +201,24 @@ public record BrokerConfig(
                 disconnect, threads == 0 ? Math.max(2, Runtime.getRuntime().availableProcessors()) : threads,
                 s.integer("auth.max-pending", 1, 1_000_000), s.duration("auth.cache-ttl"),
                 positive(s, "auth.refused-retention"));
+    }
+
+    /** Origins such as https://console.example.com, separated by commas. */
+    private static java.util.List<String> origins(Settings s) {
+        String raw = s.string("listeners.ws.allowed-origins");
+        java.util.List<String> origins = new java.util.ArrayList<>();
+        for (String part : raw.split(",")) {
+            String origin = part.strip();
+            if (origin.isEmpty()) {
+                continue;
+            }
+            if (!origin.matches("(?i)(https?://[^/\\s]+|null)")) {
+                throw s.invalid("listeners.ws.allowed-origins", raw, "'" + origin
+                        + "' is not an origin (scheme://host[:port], like https://console.example.com)");
+            }
+            origins.add(origin);
+        }
+        return origins;
     }
 
     /** Provider names separated by commas, each known and named once. */
