@@ -22,17 +22,17 @@ import java.util.function.Function;
  * An identity service on a free loopback port: answers each POST with what {@link #answer} says for
  * its body, records what it received, and can hold answers back until released.
  */
-final class FakeAuthService implements AutoCloseable {
+public final class FakeAuthService implements AutoCloseable {
 
     /** A status and a body (null: none). */
-    record Reply(int status, String body) {
-        static Reply json(String body) {
+    public record Reply(int status, String body) {
+        public static Reply json(String body) {
             return new Reply(200, body);
         }
     }
 
     /** One request as received. */
-    record Received(String body, Map<String, List<String>> headers) {
+    public record Received(String body, Map<String, List<String>> headers) {
     }
 
     private final HttpServer server;
@@ -42,7 +42,7 @@ final class FakeAuthService implements AutoCloseable {
     private volatile Function<String, Reply> answer = body -> Reply.json("{\"result\":\"deny\"}");
     private volatile CountDownLatch hold = new CountDownLatch(0);
 
-    FakeAuthService() throws IOException {
+    public FakeAuthService() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
         server.setExecutor(threads);
         server.createContext("/auth", exchange -> {
@@ -76,33 +76,33 @@ final class FakeAuthService implements AutoCloseable {
         server.start();
     }
 
-    URI url() {
+    public URI url() {
         return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/auth");
     }
 
-    void answer(Function<String, Reply> answer) {
+    public void answer(Function<String, Reply> answer) {
         this.answer = answer;
     }
 
-    void answer(Reply reply) {
+    public void answer(Reply reply) {
         this.answer = body -> reply;
     }
 
     /** Answers wait until {@link #release}. */
-    void hold() {
+    public void hold() {
         hold = new CountDownLatch(1);
     }
 
-    void release() {
+    public void release() {
         hold.countDown();
     }
 
     /** Requests that arrived (answered or not). */
-    int arrived() {
+    public int arrived() {
         return arrived.get();
     }
 
-    List<Received> received() {
+    public List<Received> received() {
         return List.copyOf(received);
     }
 
