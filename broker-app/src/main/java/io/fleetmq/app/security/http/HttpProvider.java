@@ -148,7 +148,7 @@ public final class HttpProvider implements AuthProvider {
             inFlight.release();
             return failed(r, Outcome.UNREACHABLE, e.toString(), t0);
         }
-        // The permit is held until the exchange really ends, not just until this CONNECT gives up on it.
+        // The permit is held until the exchange ends (or is cancelled below on a timeout).
         sent.whenComplete((response, error) -> inFlight.release());
         HttpResponse<byte[]> response;
         try {
