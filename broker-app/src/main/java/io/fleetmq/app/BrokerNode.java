@@ -229,6 +229,8 @@ public final class BrokerNode implements AutoCloseable {
         for (String name : settings.providers()) {
             switch (name) {
                 case "basic", "scram" -> { }
+                case "http" -> built.put(name,
+                        new io.fleetmq.app.security.http.HttpProvider(config.authHttp(), metrics.registry()));
                 default -> throw new StartupException("setting auth.providers (AUTH_PROVIDERS): the " + name
                         + " provider is not available in this build", null);
             }

@@ -53,7 +53,8 @@ public record BrokerConfig(
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded,
-        Admin admin) {
+        Admin admin,
+        io.fleetmq.app.security.http.HttpAuthSettings authHttp) {
 
     /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
     public record Listener(String name, boolean enabled, int port, String portSetting) {
@@ -170,7 +171,8 @@ public record BrokerConfig(
                         s.port("embedded.redis-port"),
                         s.port("embedded.postgres-port"),
                         redisBinary(s)),
-                new Admin(s.string("admin.password"), positive(s, "admin.token-ttl")));
+                new Admin(s.string("admin.password"), positive(s, "admin.token-ttl")),
+                io.fleetmq.app.security.http.HttpAuthSettings.from(s));
     }
 
     private static RedisBinary redisBinary(Settings s) {
