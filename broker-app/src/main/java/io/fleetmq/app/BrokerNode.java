@@ -231,6 +231,8 @@ public final class BrokerNode implements AutoCloseable {
                 case "basic", "scram" -> { }
                 case "http" -> built.put(name,
                         new io.fleetmq.app.security.http.HttpProvider(config.authHttp(), metrics.registry()));
+                case "jwt" -> built.put(name, io.fleetmq.app.security.jwt.JwtProvider.create(config.jwt(),
+                        java.time.Clock.systemUTC()));
                 default -> throw new StartupException("setting auth.providers (AUTH_PROVIDERS): the " + name
                         + " provider is not available in this build", null);
             }

@@ -54,7 +54,8 @@ public record BrokerConfig(
         DatabaseSettings database,
         Embedded embedded,
         Admin admin,
-        io.fleetmq.app.security.http.HttpAuthSettings authHttp) {
+        io.fleetmq.app.security.http.HttpAuthSettings authHttp,
+        io.fleetmq.app.security.jwt.JwtSettings jwt) {
 
     /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
     public record Listener(String name, boolean enabled, int port, String portSetting) {
@@ -172,7 +173,8 @@ public record BrokerConfig(
                         s.port("embedded.postgres-port"),
                         redisBinary(s)),
                 new Admin(s.string("admin.password"), positive(s, "admin.token-ttl")),
-                io.fleetmq.app.security.http.HttpAuthSettings.from(s));
+                io.fleetmq.app.security.http.HttpAuthSettings.from(s),
+                io.fleetmq.app.security.jwt.JwtSettings.from(s));
     }
 
     private static RedisBinary redisBinary(Settings s) {
