@@ -2,6 +2,7 @@ package io.fleetmq.app.security;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
@@ -133,5 +134,34 @@ class JwtConnectTest {
         fx.credential(user, null, "pw", List.of(), List.of());
         SecurityFixture.connect(broker.mqttPort(), 5, unique("b"), user, "pw").expect(0x00).close();
         SecurityFixture.connect(broker.mqttPort(), 5, unique("b"), user, "wrong").expect(0x86).close();
+    }
+
+    @Test
+    @DisplayName("mosquitto_pub -P \"$TOKEN\" as in docs/security.md: published with the token's rules; an expired token is refused")
+    void mosquittoPub() throws Exception {
+        Path binary = Path.of("/usr/bin/mosquitto_pub");
+        assumeTrue(java.nio.file.Files.isExecutable(binary), binary + " not installed; skipping");
+        String clientId = unique("sensor");
+        String topic = "devices/" + clientId + "/up";
+        String user = unique("watcher");
+        fx.credential(user, null, "watch", List.of(), List.of("#"));
+        try (var watcher = SecurityFixture.connect(broker.mqttPort(), 5, unique("w"), user, "watch").expect(0x00)) {
+            assertEquals(0x01, SecurityFixture.subscribeV5(watcher.raw(), 1, topic, 1));
+            String token = token(clientId, Instant.now().plusSeconds(600));
+            assertEquals(0, mosquittoPub(binary, clientId, token, topic, "21.5"), "mosquitto_pub exit code");
+            byte[] publish = watcher.raw().readType(3);
+            assertTrue(new String(publish, StandardCharsets.UTF_8).endsWith("21.5"), "the watcher got the message");
+        }
+        assertTrue(mosquittoPub(binary, clientId, token(clientId, Instant.now().minusSeconds(600)), topic, "x") != 0,
+                "an expired token is refused");
+    }
+
+    private static int mosquittoPub(Path binary, String clientId, String token, String topic, String message)
+            throws Exception {
+        Process p = new ProcessBuilder(binary.toString(), "-h", "127.0.0.1", "-p", String.valueOf(broker.mqttPort()),
+                "-V", "mqttv5", "-i", clientId, "-P", token, "-t", topic, "-m", message, "-q", "1")
+                .redirectErrorStream(true).start();
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "mosquitto_pub ends");
+        return p.exitValue();
     }
 }
