@@ -54,6 +54,7 @@ class JwtConnectTest {
         env.put("AUTH_JWT_CLIENT_ID_CLAIM", "sub");
         env.put("AUTH_JWT_PUBLISH_CLAIM", "pub");
         env.put("AUTH_JWT_SUBSCRIBE_CLAIM", "subs");
+        env.put("AUTH_JWT_CLOCK_SKEW", "1s");
         broker = TestBroker.start(dataDir, env);
         fx = new SecurityFixture(db, broker);
     }
@@ -96,6 +97,18 @@ class JwtConnectTest {
         // 3.1.1 with a user name as well: the token decides.
         try (var v3 = SecurityFixture.connect(broker.mqttPort(), 4, clientId, "any-user", token)) {
             v3.expect(0);
+        }
+    }
+
+    @Test
+    @DisplayName("A client is disconnected with 0x87 when its token's exp (and the clock skew) passes")
+    void expiryDisconnects() throws Exception {
+        String clientId = unique("dev");
+        String token = token(clientId, Instant.now().plusSeconds(3));
+        try (var c = SecurityFixture.connect(broker.mqttPort(), 5, clientId, null, token).expect(0x00)) {
+            c.raw().socketTimeout(15_000);
+            byte[] disconnect = c.raw().readType(14);
+            assertEquals(0x87, disconnect[2] & 0xFF, "DISCONNECT reason code");
         }
     }
 

@@ -70,8 +70,10 @@ final class TokenClaims {
         }
         List<String> publish = rules(claims, settings.publishClaim(), settings.publish());
         List<String> subscribe = rules(claims, settings.subscribeClaim(), settings.subscribe());
+        // The client stays as long as a CONNECT with the token would be accepted: a token accepted
+        // within the skew is not disconnected the moment it is let in.
         return new Identity("jwt", null, username, request.commonName(), clientType(claims), publish, subscribe,
-                exp.toInstant());
+                exp.toInstant().plus(settings.clockSkew()));
     }
 
     /** A claim's value when it is a string; else null (so it equals no client ID or user name). */
