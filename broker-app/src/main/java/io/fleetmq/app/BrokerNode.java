@@ -219,7 +219,9 @@ public final class BrokerNode implements AutoCloseable {
         }
         return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
-                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings));
+                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings),
+                () -> readiness.lastKnown(database.healthCheck().name(), java.time.Duration.ofSeconds(2))
+                        .map(status -> !status.up()).orElse(false));
     }
 
     /** The providers besides basic that {@code auth.providers} names, built from their settings. */

@@ -71,13 +71,13 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
      */
     public MqttSecurity(SecuritySettings settings, boolean anonymousAllowed, Credentials credentials,
             BlockedClients blocked, RefusedConnections refused, MeterRegistry meters, Clock clock,
-            java.util.Map<String, AuthProvider> others) {
+            java.util.Map<String, AuthProvider> others, java.util.function.BooleanSupplier databaseAway) {
         this.settings = settings;
         this.anonymousAllowed = anonymousAllowed;
         this.credentials = credentials;
         this.blocked = blocked;
         this.clock = clock;
-        this.basic = new BasicProvider(credentials, settings.cacheTtl());
+        this.basic = new BasicProvider(credentials, settings.cacheTtl(), databaseAway);
         List<AuthProvider> chain = new java.util.ArrayList<>();
         for (String name : settings.providers()) {
             if ("scram".equals(name)) {
