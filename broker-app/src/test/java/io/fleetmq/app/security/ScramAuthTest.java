@@ -8,6 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
+import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
+import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAckReasonCode;
 import io.fleetmq.app.support.PrivateDatabase;
 import io.fleetmq.app.support.TestBroker;
 import io.fleetmq.core.security.Credential;
@@ -288,6 +293,28 @@ class ScramAuthTest {
         try (RawMqtt raw = connected(new ScramClient("SHA-256", user, "s3cret-pw"), unique("c"))) {
             assertEquals(0x00, SecurityFixture.publishQos1V5(raw, 1, "t/1", "hello"));
         }
+    }
+
+    @Test
+    @DisplayName("The HiveMQ MQTT client's enhanced authentication connects, re-authenticates and verifies the broker; a wrong password gets 0x86")
+    void aClientLibrary() throws Exception {
+        String user = unique("lib");
+        scramCredential(user, "pw-lib", ScramAlgorithm.SHA_256, List.of("lib/#"));
+        ScramMechanism mechanism = new ScramMechanism("SHA-256", user, "pw-lib");
+        Mqtt5BlockingClient client = Mqtt5Client.builder().identifier(unique("lib")).serverHost("127.0.0.1")
+                .serverPort(broker.mqttPort()).enhancedAuth(mechanism).buildBlocking();
+        assertEquals(Mqtt5ConnAckReasonCode.SUCCESS, client.connect().getReasonCode());
+        assertEquals(1, mechanism.serverVerified.get());
+        client.reauth();
+        Await.until(Duration.ofSeconds(10), "re-authenticated", () -> mechanism.serverVerified.get() == 2);
+        client.publishWith().topic("lib/1").qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {1}).send();
+        client.disconnect();
+
+        Mqtt5BlockingClient wrong = Mqtt5Client.builder().identifier(unique("lib")).serverHost("127.0.0.1")
+                .serverPort(broker.mqttPort()).enhancedAuth(new ScramMechanism("SHA-256", user, "nope")).buildBlocking();
+        Mqtt5ConnAckException refused = org.junit.jupiter.api.Assertions.assertThrows(Mqtt5ConnAckException.class,
+                wrong::connect);
+        assertEquals(Mqtt5ConnAckReasonCode.BAD_USER_NAME_OR_PASSWORD, refused.getMqttMessage().getReasonCode());
     }
 
     private static HttpResponse<String> call(String method, String path, String body) {
