@@ -293,6 +293,11 @@ class ScramAuthTest {
         try (RawMqtt raw = connected(new ScramClient("SHA-256", user, "s3cret-pw"), unique("c"))) {
             assertEquals(0x00, SecurityFixture.publishQos1V5(raw, 1, "t/1", "hello"));
         }
+
+        JsonNode request = JSON.readTree(call("GET", "/api/v1/openapi.json", null).body())
+                .path("components").path("schemas").path("CredentialRequest").path("properties");
+        assertTrue(request.path("type").path("enum").toString().contains("scram"), request.toString());
+        assertEquals("[\"SHA-256\",\"SHA-512\"]", request.path("algorithm").path("enum").toString(), request.toString());
     }
 
     @Test

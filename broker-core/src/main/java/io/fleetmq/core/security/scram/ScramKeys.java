@@ -71,7 +71,7 @@ public record ScramKeys(ScramAlgorithm algorithm, byte[] salt, int iterations, b
                     || c == '\uFEFF') {
                 continue; // RFC 3454 B.1
             }
-            mapped.append(c != ' ' && Character.isSpaceChar(c) ? ' ' : c); // RFC 3454 C.1.2
+            mapped.append(c != ' ' && Character.getType(c) == Character.SPACE_SEPARATOR ? ' ' : c); // RFC 3454 C.1.2
         }
         String normalized = Normalizer.normalize(mapped, Normalizer.Form.NFKC);
         mapped.setLength(0);
