@@ -68,6 +68,7 @@ public final class SessionActor {
     private final DeliveryInbox inbox;
     private final PacketGate gate;
     private final AuthExpiry authExpiry;
+    private final Reauthentication reauthentication;
 
     SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
         this.clientId = clientId;
@@ -88,6 +89,18 @@ public final class SessionActor {
         this.inbox = new DeliveryInbox(clientId, services, mailbox, this::onDeliver);
         this.gate = new PacketGate(services, mailbox::tell);
         this.authExpiry = new AuthExpiry(services, mailbox, this::onAuthExpired);
+        this.reauthentication = new Reauthentication(clientId, services.guard(), mailbox::tell, connection::write,
+                new Reauthentication.Result() {
+                    @Override
+                    public void allowed(SessionGuard.Verdict verdict) {
+                        reauthenticated(verdict);
+                    }
+
+                    @Override
+                    public void failed(ReasonCode code, String reason) {
+                        disconnect(code, reason, true);
+                    }
+                });
     }
 
     public String clientId() {
@@ -237,6 +250,9 @@ public final class SessionActor {
 
     private void onPacketFrom(ClientConnection conn, Packet packet) {
         if (!connection.is(conn)) {
+            if (connects.authenticating(conn, packet)) {
+                return; // a step of its CONNECT's enhanced authentication
+            }
             // From a connection still waiting for its CONNACK (it may send before [MQTT-3.1.4-5 note]),
             // or from one this session already dropped (taken over or closed).
             connects.defer(conn, () -> onPacketFrom(conn, packet));
@@ -304,14 +320,17 @@ public final class SessionActor {
         }
     }
 
-    /** MQTT 5 enhanced authentication and re-authentication [MQTT-4.12]; see {@link SessionGuard}. */
+    /** MQTT 5 re-authentication (4.12.1); see {@link Reauthentication}. */
     private void onAuth(Packet.Auth auth) {
-        ReasonCode answer = services.guard().authenticate(clientId, auth);
-        if (answer == null) {
-            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH without an authentication method");
-        }
-        if (answer.isError()) {
-            disconnect(answer, "re-authentication failed", true);
+        reauthentication.auth(auth);
+    }
+
+    /** A re-authentication succeeded: the client's rights are the new verdict's from now on. */
+    private void reauthenticated(SessionGuard.Verdict verdict) {
+        if (verdict.access() != null) {
+            access = verdict.access();
+            subscriptions.keepAllowed(access, applicationBacklogs() ? appBacklogs : null);
+            authExpiry.arm(access);
         }
     }
 
@@ -434,8 +453,9 @@ public final class SessionActor {
         inbound.connected();
         outbound.connected();
         lifetime.connected(connect);
+        reauthentication.connected(conn, connect);
         connection.connAck(connect, clientId, p.assignedClientId(), sessionPresent, lifetime.expirySeconds(),
-                services.limits());
+                services.limits(), p.authData());
 
         boolean fromDeviceQueue = services.deviceQueues() != null && queuing && ClientTypes.DEVICE.equals(clientType);
         appBacklogs.close();

@@ -44,18 +44,26 @@ final class ApiModels {
     @Schema(description = "A credential as written by a client: a PUT replaces every field, except that an"
             + " omitted (or null) password keeps the current one")
     record CredentialRequest(
-            @Schema(description = "the provider that checks it", allowableValues = "basic") String type,
-            @Schema(description = "the MQTT user name it matches; at least one of username and clientId",
+            @Schema(description = "the provider that checks it: basic (user name / client ID / password in"
+                    + " CONNECT) or scram (SCRAM-SHA-256 / SCRAM-SHA-512 through MQTT 5 enhanced authentication)",
+                    allowableValues = {"basic", "scram"}) String type,
+            @Schema(description = "the MQTT user name it matches; at least one of username and clientId (basic);"
+                    + " required for scram, which matches the user name of the SCRAM exchange",
                     nullable = true) String username,
-            @Schema(description = "the MQTT client ID it matches", nullable = true) String clientId,
-            @Schema(description = "the password a client must give, at most 72 bytes in UTF-8; stored as a"
-                    + " bcrypt hash and never returned. Null: no password on create, keep on update",
+            @Schema(description = "the MQTT client ID it matches (basic only)", nullable = true) String clientId,
+            @Schema(description = "the password a client must give, never returned. basic: at most 72 bytes in"
+                    + " UTF-8, stored as a bcrypt hash; null: no password on create, keep on update. scram:"
+                    + " required on create, stored only as SCRAM keys (salt, iterations, StoredKey, ServerKey);"
+                    + " null on update keeps them unless type or algorithm change",
                     nullable = true, format = "password") String password,
             @Schema(description = "overrides the client ID pattern; null: go by the pattern",
                     allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
             @Schema(description = "topic filters the client may publish to; ${clientid} and ${username} stand"
                     + " for one whole level") List<String> publish,
-            @Schema(description = "topic filters the client may subscribe to") List<String> subscribe) {
+            @Schema(description = "topic filters the client may subscribe to") List<String> subscribe,
+            @Schema(description = "scram only, required there: the hash function; SHA-256 is derived with 4096"
+                    + " PBKDF2 iterations, SHA-512 with 10000", allowableValues = {"SHA-256", "SHA-512"},
+                    nullable = true) String algorithm) {
         @Override
         public String toString() {
             return "CredentialRequest[username=" + username + ", clientId=" + clientId + "]";
@@ -67,11 +75,14 @@ final class ApiModels {
             @Schema(allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
             List<String> publish, List<String> subscribe,
             @Schema(format = "date-time") Instant createdAt,
-            @Schema(format = "date-time") Instant updatedAt) {
+            @Schema(format = "date-time") Instant updatedAt,
+            @Schema(description = "scram: the hash function of its SCRAM keys", allowableValues = {"SHA-256", "SHA-512"},
+                    nullable = true) String algorithm) {
 
         static CredentialView of(Credential c) {
-            return new CredentialView(c.id(), c.type(), c.username(), c.clientId(), c.passwordHash() != null,
-                    c.clientType(), c.publish(), c.subscribe(), c.createdAt(), c.updatedAt());
+            return new CredentialView(c.id(), c.type(), c.username(), c.clientId(),
+                    c.passwordHash() != null || c.scram() != null, c.clientType(), c.publish(), c.subscribe(),
+                    c.createdAt(), c.updatedAt(), c.scram() == null ? null : c.scram().algorithm().apiName());
         }
     }
 
@@ -113,7 +124,7 @@ final class ApiModels {
     record RefusedView(String clientId, String username, String address, boolean passwordGiven, boolean tls,
             @Schema(allowableValues = {RefusedConnection.BAD_CREDENTIALS, RefusedConnection.NOT_AUTHORIZED,
                     RefusedConnection.BLOCKED, RefusedConnection.ANONYMOUS_REFUSED, RefusedConnection.AUTH_UNAVAILABLE,
-                    RefusedConnection.AUTH_BUSY}) String reason,
+                    RefusedConnection.AUTH_BUSY, RefusedConnection.BAD_AUTH_METHOD}) String reason,
             @Schema(format = "date-time") Instant firstAt,
             @Schema(format = "date-time") Instant lastAt,
             long count) {

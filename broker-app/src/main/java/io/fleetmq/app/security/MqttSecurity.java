@@ -11,6 +11,7 @@ import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.RefusedConnection;
 import io.fleetmq.core.security.SecurityChange;
 import io.fleetmq.core.security.TopicRules;
+import io.fleetmq.core.security.scram.ScramAlgorithm;
 import io.fleetmq.persistence.security.BlockedClients;
 import io.fleetmq.persistence.security.Credentials;
 import io.fleetmq.persistence.security.RefusedConnections;
@@ -51,6 +52,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private final Credentials credentials;
     private final BlockedClients blocked;
     private final BasicProvider basic;
+    /** SCRAM through MQTT 5 enhanced authentication, or null when {@code scram} is not a provider. */
+    private final ScramAuthentication scram;
     private final List<AuthProvider> providers;
     private final RefusedLog refusedLog;
     private final Clock clock;
@@ -96,6 +99,12 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
                 new ThreadPoolExecutor.AbortPolicy());
+        this.scram = settings.providers().contains("scram")
+                ? new ScramAuthentication(credentials, pool, refusedLog,
+                        (request, username) -> blockList.match(request.clientId(), username, request.address(),
+                                clock.instant()).isPresent(),
+                        (id, clientId) -> access(id, clientId))
+                : null;
         this.changes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("fleetmq-security-changes", true));
         this.timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("fleetmq-security-timer", true));
         this.applied = io.micrometer.core.instrument.Counter.builder("fleetmq.security.changes.applied")
@@ -166,6 +175,20 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
         }
         return verdict;
+    }
+
+    /**
+     * Enhanced authentication [MQTT-4.12]: SCRAM-SHA-256 and SCRAM-SHA-512 when {@code scram} is a
+     * provider; any other method (or SCRAM not enabled) is refused with 0x8C.
+     */
+    @Override
+    public CompletionStage<AuthStep> startAuthentication(ConnectRequest request, String method, byte[] data) {
+        ScramAlgorithm algorithm = ScramAlgorithm.ofMechanism(method);
+        if (scram == null || algorithm == null) {
+            refusedLog.refused(request, request.connect().username(), data != null, RefusedConnection.BAD_AUTH_METHOD);
+            return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
+        }
+        return scram.start(request, algorithm, data);
     }
 
     /** Asks the providers from {@code from} on, in order, on an auth thread. */

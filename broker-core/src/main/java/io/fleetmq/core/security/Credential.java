@@ -1,5 +1,6 @@
 package io.fleetmq.core.security;
 
+import io.fleetmq.core.security.scram.ScramKeys;
 import java.time.Instant;
 import java.util.List;
 
@@ -9,7 +10,8 @@ import java.util.List;
  * it has one, must be given. Besides access it decides the client's type and its rules.
  *
  * @param id           stable identifier (a UUID)
- * @param type         the provider that checks it: {@code basic} (user name / client ID / password)
+ * @param type         the provider that checks it: {@code basic} (user name / client ID / password) or
+ *                     {@code scram} (user name, SCRAM exchange through MQTT 5 enhanced authentication)
  * @param username     the user name it matches, or null when it does not look at the user name
  * @param clientId     the client ID it matches, or null when it does not look at the client ID
  * @param passwordHash bcrypt ({@code $2a/$2b/$2y$}) or Mosquitto ({@code $7$}, {@code $6$}) hash, or
@@ -19,11 +21,20 @@ import java.util.List;
  * @param publish      topic filters the client may publish to (placeholders allowed, see {@link TopicRules})
  * @param subscribe    topic filters the client may subscribe to
  * @param updatedAt    when it was last written
+ * @param scram        for {@code scram}: the stored form of its password (never the password); else null
  */
 public record Credential(String id, String type, String username, String clientId, String passwordHash,
-        String clientType, List<String> publish, List<String> subscribe, Instant createdAt, Instant updatedAt) {
+        String clientType, List<String> publish, List<String> subscribe, Instant createdAt, Instant updatedAt,
+        ScramKeys scram) {
 
     public static final String BASIC = "basic";
+    public static final String SCRAM = "scram";
+
+    /** A credential without SCRAM keys (every type but {@code scram}). */
+    public Credential(String id, String type, String username, String clientId, String passwordHash,
+            String clientType, List<String> publish, List<String> subscribe, Instant createdAt, Instant updatedAt) {
+        this(id, type, username, clientId, passwordHash, clientType, publish, subscribe, createdAt, updatedAt, null);
+    }
 
     public Credential {
         publish = publish == null ? List.of() : List.copyOf(publish);

@@ -2,6 +2,8 @@ package io.fleetmq.persistence.security;
 
 import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.Page;
+import io.fleetmq.core.security.scram.ScramAlgorithm;
+import io.fleetmq.core.security.scram.ScramKeys;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,11 +25,21 @@ import javax.sql.DataSource;
 public final class Credentials {
 
     /**
-     * What a client of the API writes; {@code passwordHash} null on update keeps the stored one.
-     * {@code type} null means {@link Credential#BASIC}; null rule lists mean none.
+     * What a client of the API writes; {@code passwordHash} (basic) or {@code scram} (scram) null on
+     * update keeps the stored one. {@code type} null means {@link Credential#BASIC}; null rule lists mean none.
      */
     public record Input(String type, String username, String clientId, String passwordHash, String clientType,
-            List<String> publish, List<String> subscribe) {
+            List<String> publish, List<String> subscribe, ScramKeys scram) {
+
+        /** A credential without SCRAM keys. */
+        public Input(String type, String username, String clientId, String passwordHash, String clientType,
+                List<String> publish, List<String> subscribe) {
+            this(type, username, clientId, passwordHash, clientType, publish, subscribe, null);
+        }
+
+        boolean isScram() {
+            return Credential.SCRAM.equals(type);
+        }
     }
 
     /** Filters of a listing; null fields do not filter. {@code text} matches user name or client ID, part of them. */
@@ -38,7 +50,7 @@ public final class Credentials {
     static final String CONFLICT = "a credential with this username and clientId exists";
 
     private static final String COLUMNS = "id, type, username, client_id, password_hash, client_type, publish, subscribe, "
-            + "created_at, updated_at";
+            + "created_at, updated_at, algorithm, salt, stored_key, server_key, iterations";
 
     private final DataSource dataSource;
 
@@ -49,10 +61,15 @@ public final class Credentials {
     /** @throws ConflictException if a credential with the same user name and client ID exists */
     public Credential create(Input input) {
         check(input);
-        String sql = "INSERT INTO credential (type, username, client_id, password_hash, client_type, publish, subscribe) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
+        if (input.isScram() && input.scram() == null) {
+            throw new IllegalArgumentException("a scram credential needs its SCRAM keys");
+        }
+        String sql = "INSERT INTO credential (type, username, client_id, password_hash, client_type, publish, subscribe, "
+                + "algorithm, salt, stored_key, server_key, iterations) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             bindFields(c, st, input);
+            bindScram(st, 8, input.isScram() ? input.scram() : null);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return read(rs);
@@ -92,7 +109,8 @@ public final class Credentials {
     }
 
     /**
-     * Replaces the credential's fields (a null {@code passwordHash} keeps its password).
+     * Replaces the credential's fields (a null {@code passwordHash}, or for scram null SCRAM keys, keeps
+     * its password). A credential that is not of type scram keeps no SCRAM keys, one of type scram no hash.
      *
      * @return the new state, empty if there is no such credential
      * @throws ConflictException if another credential has the new user name and client ID
@@ -103,12 +121,20 @@ public final class Credentials {
         if (uuid.isEmpty()) {
             return Optional.empty();
         }
+        boolean keepScram = input.isScram() && input.scram() == null;
         String sql = "UPDATE credential SET type = ?, username = ?, client_id = ?, "
-                + "password_hash = coalesce(?, password_hash), client_type = ?, publish = ?, subscribe = ?, "
+                + (input.isScram() ? "password_hash = ?, " : "password_hash = coalesce(?, password_hash), ")
+                + "client_type = ?, publish = ?, subscribe = ?, "
+                + (keepScram ? "" : "algorithm = ?, salt = ?, stored_key = ?, server_key = ?, iterations = ?, ")
                 + "updated_at = now() WHERE id = ? RETURNING " + COLUMNS;
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             bindFields(c, st, input);
-            st.setObject(8, uuid.get());
+            int next = 8;
+            if (!keepScram) {
+                bindScram(st, next, input.isScram() ? input.scram() : null);
+                next += 5;
+            }
+            st.setObject(next, uuid.get());
             try (ResultSet rs = st.executeQuery()) {
                 return rs.next() ? Optional.of(read(rs)) : Optional.empty();
             }
@@ -139,9 +165,9 @@ public final class Credentials {
      */
     public List<Credential> candidates(String username, String clientId) {
         // false sorts before true: both named, then user name only, then client ID only.
-        String sql = "SELECT " + COLUMNS + " FROM credential "
-                + "WHERE (username = ? AND (client_id = ? OR client_id IS NULL)) "
-                + "OR (username IS NULL AND client_id = ?) "
+        String sql = "SELECT " + COLUMNS + " FROM credential WHERE type = 'basic' "
+                + "AND ((username = ? AND (client_id = ? OR client_id IS NULL)) "
+                + "OR (username IS NULL AND client_id = ?)) "
                 + "ORDER BY username IS NULL, client_id IS NULL";
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             st.setString(1, username);
@@ -159,6 +185,19 @@ public final class Credentials {
         }
     }
 
+    /** The SCRAM credential of {@code username}, for an exchange that the client started with that name. */
+    public Optional<Credential> scram(String username) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(
+                "SELECT " + COLUMNS + " FROM credential WHERE type = 'scram' AND username = ? AND client_id IS NULL")) {
+            st.setString(1, username);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up a SCRAM credential", e);
+        }
+    }
+
     private static void check(Input input) {
         if (input == null) {
             throw new IllegalArgumentException("credential is missing");
@@ -170,8 +209,27 @@ public final class Credentials {
                 && !input.clientType().equals("APPLICATION")) {
             throw new IllegalArgumentException("clientType must be DEVICE, APPLICATION or absent");
         }
+        if (input.isScram() && (input.username() == null || input.clientId() != null)) {
+            throw new IllegalArgumentException("a scram credential names a username and no clientId");
+        }
+        if (input.isScram() && input.passwordHash() != null) {
+            throw new IllegalArgumentException("a scram credential has no passwordHash");
+        }
         checkRules("publish", input.publish());
         checkRules("subscribe", input.subscribe());
+    }
+
+    /** Binds the five SCRAM columns from {@code first} on; all null for credentials of other types. */
+    private static void bindScram(PreparedStatement st, int first, ScramKeys keys) throws SQLException {
+        st.setString(first, keys == null ? null : keys.algorithm().apiName());
+        st.setBytes(first + 1, keys == null ? null : keys.salt());
+        st.setBytes(first + 2, keys == null ? null : keys.storedKey());
+        st.setBytes(first + 3, keys == null ? null : keys.serverKey());
+        if (keys == null) {
+            st.setNull(first + 4, java.sql.Types.INTEGER);
+        } else {
+            st.setInt(first + 4, keys.iterations());
+        }
     }
 
     private static void checkRules(String field, List<String> rules) {
@@ -203,7 +261,20 @@ public final class Credentials {
         return new Credential(rs.getString("id"), rs.getString("type"), rs.getString("username"),
                 rs.getString("client_id"), rs.getString("password_hash"), rs.getString("client_type"),
                 strings(rs.getArray("publish")), strings(rs.getArray("subscribe")),
-                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"));
+                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"), scramKeys(rs));
+    }
+
+    /** The stored SCRAM keys, or null for a credential without (or with an algorithm this node does not know). */
+    private static ScramKeys scramKeys(ResultSet rs) throws SQLException {
+        ScramAlgorithm algorithm = ScramAlgorithm.ofApiName(rs.getString("algorithm"));
+        byte[] salt = rs.getBytes("salt");
+        byte[] storedKey = rs.getBytes("stored_key");
+        byte[] serverKey = rs.getBytes("server_key");
+        int iterations = rs.getInt("iterations");
+        if (algorithm == null || salt == null || storedKey == null || serverKey == null || iterations < 1) {
+            return null;
+        }
+        return new ScramKeys(algorithm, salt, iterations, storedKey, serverKey);
     }
 
     private static List<String> strings(Array array) throws SQLException {
