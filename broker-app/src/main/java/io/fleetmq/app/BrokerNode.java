@@ -221,7 +221,9 @@ public final class BrokerNode implements AutoCloseable {
         }
         return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
-                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings, database));
+                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings, database),
+                () -> readiness.lastKnown(database.healthCheck().name(), java.time.Duration.ofSeconds(2))
+                        .map(status -> !status.up()).orElse(false));
     }
 
     /** The providers besides basic that {@code auth.providers} names, built from their settings. */
@@ -233,6 +235,10 @@ public final class BrokerNode implements AutoCloseable {
                 case "basic", "scram" -> { }
                 case "x509" -> built.put(name, new io.fleetmq.app.security.x509.X509Provider(
                         new Credentials(database.dataSource()), settings.cacheTtl()));
+                case "http" -> built.put(name,
+                        new io.fleetmq.app.security.http.HttpProvider(config.authHttp(), metrics.registry()));
+                case "jwt" -> built.put(name, io.fleetmq.app.security.jwt.JwtProvider.create(config.jwt(),
+                        java.time.Clock.systemUTC()));
                 default -> throw new StartupException("setting auth.providers (AUTH_PROVIDERS): the " + name
                         + " provider is not available in this build", null);
             }
@@ -334,7 +340,8 @@ public final class BrokerNode implements AutoCloseable {
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
                     config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits,
-                    secure ? clientCerts : ClientCertificates.none());
+                    secure ? clientCerts : ClientCertificates.none())
+                    .allowedOrigins(config.webSocketAllowedOrigins());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);

@@ -86,6 +86,8 @@ public final class KafkaClients {
         // Fail over quickly between brokers and do not hammer an unreachable one.
         props.put(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG, 100);
         props.put(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG, 2_000);
+        // TLS and SASL towards the Kafka cluster (managed services), the same for every client.
+        props.putAll(settings.clientSecurity());
         return props;
     }
 }

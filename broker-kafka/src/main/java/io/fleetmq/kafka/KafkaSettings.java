@@ -22,6 +22,8 @@ import java.util.Objects;
  *                              write before acks=all confirms it; 1 on a single broker, 2 in
  *                              production
  * @param maxPacketSize         {@code mqtt.max-packet-size}: sizes records, see {@link RecordLimits}
+ * @param clientSecurity        Kafka client properties for TLS and SASL ({@code security.protocol},
+ *                              {@code sasl.*}, {@code ssl.*}), given to every client of the node
  */
 public record KafkaSettings(
         String bootstrapServers,
@@ -32,7 +34,16 @@ public record KafkaSettings(
         short replicationFactor,
         Duration requestTimeout,
         int minInsyncReplicas,
-        int maxPacketSize) {
+        int maxPacketSize,
+        java.util.Map<String, String> clientSecurity) {
+
+    /** Without client security settings (plaintext, no authentication). */
+    public KafkaSettings(String bootstrapServers, String topicPrefix, int publishPartitions,
+            int sessionEventPartitions, int devicePersistedPartitions, short replicationFactor,
+            Duration requestTimeout, int minInsyncReplicas, int maxPacketSize) {
+        this(bootstrapServers, topicPrefix, publishPartitions, sessionEventPartitions, devicePersistedPartitions,
+                replicationFactor, requestTimeout, minInsyncReplicas, maxPacketSize, java.util.Map.of());
+    }
 
     /** With {@code min.insync.replicas=1} and the default MQTT packet limit of 1 MiB. */
     public KafkaSettings(String bootstrapServers, String topicPrefix, int publishPartitions,
@@ -43,6 +54,7 @@ public record KafkaSettings(
     }
 
     public KafkaSettings {
+        clientSecurity = clientSecurity == null ? java.util.Map.of() : java.util.Map.copyOf(clientSecurity);
         Objects.requireNonNull(bootstrapServers, "bootstrapServers");
         Objects.requireNonNull(topicPrefix, "topicPrefix");
         Objects.requireNonNull(requestTimeout, "requestTimeout");

@@ -38,6 +38,11 @@ public interface ClientAccess {
         return null;
     }
 
+    /** When the client's authentication ends (a token's expiry): it is then disconnected with 0x87; null for never. */
+    default java.time.Instant expiresAt() {
+        return null;
+    }
+
     /**
      * What a change of the security settings means for one session: {@link #review} runs on the
      * session's actor thread and must answer from memory.

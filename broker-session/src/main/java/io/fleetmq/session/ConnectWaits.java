@@ -27,12 +27,31 @@ final class ConnectWaits {
 
     private static final Logger log = LoggerFactory.getLogger(ConnectWaits.class);
 
-    /** A CONNECT waiting for its answer; what its connection does meanwhile waits in {@code deferred}. */
+    /**
+     * A CONNECT waiting for its answer; what its connection does meanwhile waits in {@code deferred}.
+     *
+     * @param exchange an enhanced authentication waiting for the client's next AUTH, else null
+     * @param authData the Authentication Data for the CONNACK of a finished enhanced authentication, else null
+     */
     record Pending(ClientConnection conn, Packet.Connect connect, String assignedClientId, List<Runnable> deferred,
-                   ScheduledFuture<?> timeout, SessionGuard.Verdict verdict) {
+                   ScheduledFuture<?> timeout, SessionGuard.Verdict verdict, SessionGuard.Exchange exchange,
+                   byte[] authData) {
 
         Pending authenticated(SessionGuard.Verdict v) {
-            return new Pending(conn, connect, assignedClientId, deferred, timeout, v);
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, v, null, authData);
+        }
+
+        Pending awaiting(SessionGuard.Exchange next) {
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, verdict, next, authData);
+        }
+
+        Pending finalData(byte[] data) {
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, verdict, null, data);
+        }
+
+        /** Whether the CONNECT is in an enhanced authentication that has not decided yet. */
+        boolean inExchange() {
+            return verdict == null && connect.authenticationMethod() != null;
         }
 
         /** What the client may do, once authenticated. */
@@ -109,10 +128,16 @@ final class ConnectWaits {
         String requestId = UUID.randomUUID().toString();
         ScheduledFuture<?> timeout = services.timers().schedule(() -> tell.accept(() -> unanswered(requestId)),
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null));
-        CompletableFuture<SessionGuard.Verdict> verdict = guard.authenticate(
-                new SessionGuard.ConnectRequest(clientId, connect, conn.address(), conn.secure(),
-                        conn.peerCertificates())).toCompletableFuture();
+        pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null, null, null));
+        SessionGuard.ConnectRequest request = new SessionGuard.ConnectRequest(clientId, connect, conn.address(),
+                conn.secure(), conn.peerCertificates());
+        if (connect.authenticationMethod() != null) {
+            // Enhanced authentication [MQTT-4.12]: AUTH packets go back and forth before the CONNACK.
+            step(requestId, guard.startAuthentication(request, connect.authenticationMethod(),
+                    connect.authenticationData()));
+            return;
+        }
+        CompletableFuture<SessionGuard.Verdict> verdict = guard.authenticate(request).toCompletableFuture();
         if (verdict.isDone() && !verdict.isCompletedExceptionally()) {
             authenticated(requestId, verdict.join());
         } else {
@@ -124,6 +149,74 @@ final class ConnectWaits {
                         e != null ? SessionGuard.Verdict.refused(ReasonCode.UNSPECIFIED_ERROR) : v));
             });
         }
+    }
+
+    /** Takes the guard's next step of an enhanced authentication, now or in a later turn. */
+    private void step(String requestId, java.util.concurrent.CompletionStage<SessionGuard.AuthStep> stage) {
+        CompletableFuture<SessionGuard.AuthStep> step = stage.toCompletableFuture();
+        if (step.isDone() && !step.isCompletedExceptionally()) {
+            stepped(requestId, step.join());
+            return;
+        }
+        step.whenComplete((s, e) -> {
+            if (e != null) {
+                log.warn("{}: enhanced authentication failed: {}", clientId, e.toString());
+            }
+            tell.accept(() -> stepped(requestId,
+                    e != null ? new SessionGuard.AuthStep.Failed(ReasonCode.UNSPECIFIED_ERROR) : s));
+        });
+    }
+
+    private void stepped(String requestId, SessionGuard.AuthStep step) {
+        Pending p = pending.get(requestId);
+        if (p == null) {
+            return; // timed out, or the client gave up meanwhile
+        }
+        if (step instanceof SessionGuard.AuthStep.Continue c) {
+            pending.put(requestId, p.awaiting(c.next()));
+            p.conn().write(new Packet.Auth(ReasonCode.CONTINUE_AUTHENTICATION, p.connect().authenticationMethod(),
+                    c.data()));
+            p.conn().flush();
+        } else if (step instanceof SessionGuard.AuthStep.Allowed a) {
+            pending.put(requestId, p.finalData(a.data()));
+            authenticated(requestId, a.verdict());
+        } else {
+            authenticated(requestId, SessionGuard.Verdict.refused(((SessionGuard.AuthStep.Failed) step).code()));
+        }
+    }
+
+    /**
+     * A packet from a connection whose CONNECT is in an enhanced authentication: the client's AUTH
+     * goes to the exchange; anything else but AUTH at its turn is a protocol error (4.12), and
+     * DISCONNECT gives up. False if {@code conn} is not in an exchange (its packets wait as usual).
+     */
+    boolean authenticating(ClientConnection conn, Packet packet) {
+        for (var entry : pending.entrySet()) {
+            Pending p = entry.getValue();
+            if (p.conn() != conn || !p.inExchange()) {
+                continue;
+            }
+            String requestId = entry.getKey();
+            if (packet instanceof Packet.Auth auth && p.exchange() != null
+                    && auth.reasonCode() == ReasonCode.CONTINUE_AUTHENTICATION
+                    && p.connect().authenticationMethod().equals(auth.authenticationMethod())) {
+                pending.put(requestId, p.awaiting(null));
+                step(requestId, p.exchange().next(auth.authenticationData()));
+                return true;
+            }
+            pending.remove(requestId);
+            p.timeout().cancel(false);
+            if (packet instanceof Packet.Disconnect) {
+                p.conn().sendAndClose(null);
+            } else {
+                p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.PROTOCOL_ERROR, p.exchange() == null
+                        ? packet.getClass().getSimpleName() + " before the server's AUTH"
+                        : packet.getClass().getSimpleName() + " during the authentication exchange"));
+            }
+            refused.run();
+            return true;
+        }
+        return false;
     }
 
     private void authenticated(String requestId, SessionGuard.Verdict verdict) {

@@ -111,10 +111,11 @@ final class Connection {
 
     /**
      * Accepts the connection that was just attached: CONNACK with what the broker offers and what it
-     * changed of the client's requests, and keep-alive armed.
+     * changed of the client's requests, and keep-alive armed. After an enhanced authentication the
+     * CONNACK carries its method and the server's final data ({@code authData}, may be null).
      */
     void connAck(Packet.Connect connect, String clientId, String assignedClientId, boolean sessionPresent, long expiry,
-            MqttLimits limits) {
+            MqttLimits limits, byte[] authData) {
         ClientConnection conn = current;
         long requestedExpiry = SessionLifetime.requestedExpiry(connect);
         int keepAlive = connect.keepAliveSeconds();
@@ -123,11 +124,15 @@ final class Connection {
             keepAlive = limits.maxKeepAliveSeconds();
             serverKeepAlive = keepAlive; // [MQTT-3.2.2-21] the client must use ours
         }
-        write(conn, new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
+        Packet.ConnAck connAck = new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
                 expiry != requestedExpiry ? expiry : -1,
                 limits.receiveMaximum(), -1, true, limits.maximumPacketSize(), limits.topicAliasMaximum(),
                 true, true, true, serverKeepAlive,
-                connect.version().isV5() && connect.requestResponseInformation() ? responseInformation(clientId) : null, null));
+                connect.version().isV5() && connect.requestResponseInformation() ? responseInformation(clientId) : null, null);
+        if (connect.authenticationMethod() != null) {
+            connAck = connAck.withAuthentication(connect.authenticationMethod(), authData);
+        }
+        write(conn, connAck);
         conn.keepAlive(keepAlive);
     }
 

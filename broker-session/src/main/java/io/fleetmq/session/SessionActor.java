@@ -67,6 +67,8 @@ public final class SessionActor {
     private final AppBacklogReader appBacklogs;
     private final DeliveryInbox inbox;
     private final PacketGate gate;
+    private final AuthExpiry authExpiry;
+    private final Reauthentication reauthentication;
 
     SessionActor(String clientId, SessionServices services, SessionRegistry registry) {
         this.clientId = clientId;
@@ -86,6 +88,19 @@ public final class SessionActor {
         this.appBacklogs = new AppBacklogReader(clientId, services, connection, outbound, mailbox::tell);
         this.inbox = new DeliveryInbox(clientId, services, mailbox, this::onDeliver);
         this.gate = new PacketGate(services, mailbox::tell);
+        this.authExpiry = new AuthExpiry(services, mailbox, this::onAuthExpired);
+        this.reauthentication = new Reauthentication(clientId, services.guard(), mailbox::tell, connection::write,
+                new Reauthentication.Result() {
+                    @Override
+                    public void allowed(SessionGuard.Verdict verdict) {
+                        reauthenticated(verdict);
+                    }
+
+                    @Override
+                    public void failed(ReasonCode code, String reason) {
+                        disconnect(code, reason, true);
+                    }
+                });
     }
 
     public String clientId() {
@@ -235,6 +250,9 @@ public final class SessionActor {
 
     private void onPacketFrom(ClientConnection conn, Packet packet) {
         if (!connection.is(conn)) {
+            if (connects.authenticating(conn, packet)) {
+                return; // a step of its CONNECT's enhanced authentication
+            }
             // From a connection still waiting for its CONNACK (it may send before [MQTT-3.1.4-5 note]),
             // or from one this session already dropped (taken over or closed).
             connects.defer(conn, () -> onPacketFrom(conn, packet));
@@ -292,6 +310,9 @@ public final class SessionActor {
                 conn == null ? null : conn.address(), conn != null));
         if (outcome.replacement() != null) {
             access = outcome.replacement();
+            if (connection.isOnline()) {
+                authExpiry.arm(access);
+            }
             subscriptions.keepAllowed(access, applicationBacklogs() ? appBacklogs : null);
         }
         if (outcome.disconnect() != null) {
@@ -299,14 +320,17 @@ public final class SessionActor {
         }
     }
 
-    /** MQTT 5 enhanced authentication and re-authentication [MQTT-4.12]; see {@link SessionGuard}. */
+    /** MQTT 5 re-authentication (4.12.1); see {@link Reauthentication}. */
     private void onAuth(Packet.Auth auth) {
-        ReasonCode answer = services.guard().authenticate(clientId, auth);
-        if (answer == null) {
-            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH without an authentication method");
-        }
-        if (answer.isError()) {
-            disconnect(answer, "re-authentication failed", true);
+        reauthentication.auth(auth);
+    }
+
+    /** A re-authentication succeeded: the client's rights are the new verdict's from now on. */
+    private void reauthenticated(SessionGuard.Verdict verdict) {
+        if (verdict.access() != null) {
+            access = verdict.access();
+            subscriptions.keepAllowed(access, applicationBacklogs() ? appBacklogs : null);
+            authExpiry.arm(access);
         }
     }
 
@@ -423,13 +447,15 @@ public final class SessionActor {
             // The session's subscriptions were made under the rights of an earlier connection.
             subscriptions.keepAllowed(access, null);
         }
+        authExpiry.arm(access);
         connection.attach(conn, connect, services.limits());
         online = true;
         inbound.connected();
         outbound.connected();
         lifetime.connected(connect);
+        reauthentication.connected(conn, connect);
         connection.connAck(connect, clientId, p.assignedClientId(), sessionPresent, lifetime.expirySeconds(),
-                services.limits());
+                services.limits(), p.authData());
 
         boolean fromDeviceQueue = services.deviceQueues() != null && queuing && ClientTypes.DEVICE.equals(clientType);
         appBacklogs.close();
@@ -498,10 +524,18 @@ public final class SessionActor {
     }
 
     private void detachConnection() {
+        authExpiry.cancel();
         appBacklogs.close();
         connection.detach();
         online = false;
         outbound.disconnected();
+    }
+
+    /** The client's authentication ran out (its token expired): it must connect again with a new one. */
+    private void onAuthExpired() {
+        if (connection.isOnline()) {
+            disconnect(ReasonCode.NOT_AUTHORIZED, "authentication expired", true);
+        }
     }
 
     private void onWillDue() {

@@ -72,10 +72,44 @@ public interface SessionGuard {
     }
 
     /**
-     * An AUTH packet of an authentication exchange or a re-authentication: null when the session
-     * has no authentication method (AUTH is then a protocol error), else the reason code to answer.
+     * A step of an MQTT 5 enhanced authentication (4.12): what the server answers the client's
+     * Authentication Data with.
      */
-    default ReasonCode authenticate(String clientId, Packet.Auth auth) {
-        return null;
+    sealed interface AuthStep {
+
+        /** Another round: AUTH 0x18 with {@code data}; the client's next AUTH goes to {@code next}. */
+        record Continue(byte[] data, Exchange next) implements AuthStep {
+        }
+
+        /**
+         * Authenticated: CONNACK 0x00 (AUTH 0x00 after a re-authentication) carrying {@code data},
+         * the client then has the verdict's access.
+         */
+        record Allowed(Verdict verdict, byte[] data) implements AuthStep {
+        }
+
+        /**
+         * Refused: CONNACK with {@code code} (0x86, 0x87, 0x88, 0x89, 0x8A, 0x8C); a failed
+         * re-authentication ends the connection with DISCONNECT 0x87 whatever the code.
+         */
+        record Failed(ReasonCode code) implements AuthStep {
+        }
+    }
+
+    /** An enhanced authentication waiting for the client's next Authentication Data. */
+    interface Exchange {
+        /** The client's AUTH 0x18 with {@code data}; the future may complete on any thread and must not fail. */
+        CompletionStage<AuthStep> next(byte[] data);
+    }
+
+    /**
+     * Starts an enhanced authentication: for a CONNECT with an Authentication Method, or for a
+     * re-authentication (AUTH 0x19 on an open connection; {@code request} is then the connection's
+     * CONNECT). The default knows no method: 0x8C Bad authentication method.
+     *
+     * @param data the client's Authentication Data, or null if it sent none
+     */
+    default CompletionStage<AuthStep> startAuthentication(ConnectRequest request, String method, byte[] data) {
+        return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
     }
 }

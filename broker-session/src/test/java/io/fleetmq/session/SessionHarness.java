@@ -46,11 +46,21 @@ final class SessionHarness {
 
     /** With APPLICATION backlogs for the client IDs that match {@code applicationPattern}. */
     SessionHarness(MqttLimits limits, boolean withDeviceQueues, AppBacklogStore appBacklogs, String applicationPattern) {
+        this(limits, withDeviceQueues, appBacklogs, applicationPattern, SessionGuard.ALLOW_ALL);
+    }
+
+    /** With {@code guard} deciding CONNECTs and the clients' rights. */
+    SessionHarness(SessionGuard guard) {
+        this(MqttLimits.defaults(), false, null, null, guard);
+    }
+
+    private SessionHarness(MqttLimits limits, boolean withDeviceQueues, AppBacklogStore appBacklogs,
+            String applicationPattern, SessionGuard guard) {
         this.limits = limits;
         this.deviceQueues = withDeviceQueues ? new InMemoryDeviceQueues() : null;
         SessionServices services = new SessionServices(NODE, limits, publishLog, null, subscriptions, retained,
                 actors, timers, meters, new MessageDrops(meters), () -> now, sequence, deviceQueues,
-                new ClientTypes(applicationPattern), appBacklogs, null);
+                new ClientTypes(applicationPattern), appBacklogs, null, guard);
         registry = new SessionRegistry(services);
         sequence.registry = registry;
     }

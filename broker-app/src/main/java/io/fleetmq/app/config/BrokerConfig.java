@@ -49,10 +49,13 @@ public record BrokerConfig(
         int maxApplicationSessions,
         Duration applicationSharedGrace,
         SecuritySettings security,
+        java.util.List<String> webSocketAllowedOrigins,
         RedisSettings redis,
         DatabaseSettings database,
         Embedded embedded,
         Admin admin,
+        io.fleetmq.app.security.http.HttpAuthSettings authHttp,
+        io.fleetmq.app.security.jwt.JwtSettings jwt,
         ClientCertSettings clientCerts) {
 
     /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
@@ -155,6 +158,7 @@ public record BrokerConfig(
                 s.integer("sessions.max-application-sessions", 0, 1_000_000),
                 positive(s, "sessions.application-shared-grace"),
                 security(s),
+                origins(s),
                 new RedisSettings(s.string("redis.url"), positive(s, "redis.command-timeout")),
                 new DatabaseSettings(
                         s.string("database.url"),
@@ -170,6 +174,8 @@ public record BrokerConfig(
                         s.port("embedded.postgres-port"),
                         redisBinary(s)),
                 new Admin(s.string("admin.password"), positive(s, "admin.token-ttl")),
+                io.fleetmq.app.security.http.HttpAuthSettings.from(s),
+                io.fleetmq.app.security.jwt.JwtSettings.from(s),
                 ClientCertSettings.from(s));
     }
 
@@ -201,6 +207,24 @@ public record BrokerConfig(
                 disconnect, threads == 0 ? Math.max(2, Runtime.getRuntime().availableProcessors()) : threads,
                 s.integer("auth.max-pending", 1, 1_000_000), s.duration("auth.cache-ttl"),
                 positive(s, "auth.refused-retention"));
+    }
+
+    /** Origins such as https://console.example.com, separated by commas. */
+    private static java.util.List<String> origins(Settings s) {
+        String raw = s.string("listeners.ws.allowed-origins");
+        java.util.List<String> origins = new java.util.ArrayList<>();
+        for (String part : raw.split(",")) {
+            String origin = part.strip();
+            if (origin.isEmpty()) {
+                continue;
+            }
+            if (!origin.matches("(?i)(https?://[^/\\s]+|null)")) {
+                throw s.invalid("listeners.ws.allowed-origins", raw, "'" + origin
+                        + "' is not an origin (scheme://host[:port], like https://console.example.com)");
+            }
+            origins.add(origin);
+        }
+        return origins;
     }
 
     /** Provider names separated by commas, each known and named once. */
@@ -285,7 +309,69 @@ public record BrokerConfig(
                 replication,
                 positive(s, "kafka.request-timeout"),
                 minInsync,
-                s.integer("mqtt.max-packet-size", 16, 268_435_455));
+                s.integer("mqtt.max-packet-size", 16, 268_435_455),
+                kafkaClientSecurity(s));
+    }
+
+    /**
+     * TLS and SASL towards Kafka: security protocol, a CA in PEM, SASL PLAIN or SCRAM with a user
+     * name and password, and any other client property from a file.
+     */
+    static java.util.Map<String, String> kafkaClientSecurity(Settings s) {
+        java.util.Map<String, String> props = new java.util.LinkedHashMap<>();
+        String protocol = s.string("kafka.security-protocol").toUpperCase(java.util.Locale.ROOT);
+        if (!java.util.List.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL").contains(protocol)) {
+            throw s.invalid("kafka.security-protocol", s.string("kafka.security-protocol"),
+                    "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
+        }
+        props.put("security.protocol", protocol);
+        String ca = s.string("kafka.ssl-ca-file");
+        if (!ca.isEmpty()) {
+            if (!Files.isReadable(Path.of(ca))) {
+                throw s.invalid("kafka.ssl-ca-file", ca, "is not a readable file");
+            }
+            props.put("ssl.truststore.type", "PEM");
+            props.put("ssl.truststore.location", Path.of(ca).toAbsolutePath().toString());
+        }
+        String mechanism = s.string("kafka.sasl-mechanism").toUpperCase(java.util.Locale.ROOT);
+        if (protocol.startsWith("SASL_")) {
+            String user = s.string("kafka.sasl-username");
+            String password = s.string("kafka.sasl-password");
+            String module = switch (mechanism) {
+                case "PLAIN" -> "org.apache.kafka.common.security.plain.PlainLoginModule";
+                case "SCRAM-SHA-256", "SCRAM-SHA-512" -> "org.apache.kafka.common.security.scram.ScramLoginModule";
+                default -> null;
+            };
+            if (module == null) {
+                throw s.invalid("kafka.sasl-mechanism", s.string("kafka.sasl-mechanism"),
+                        "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with " + protocol);
+            }
+            if (user.isEmpty() || password.isEmpty()) {
+                throw new ConfigException("settings " + s.describe("kafka.sasl-username") + " and "
+                        + s.describe("kafka.sasl-password") + " are required with SASL");
+            }
+            props.put("sasl.mechanism", mechanism);
+            props.put("sasl.jaas.config", module + " required username=\"" + jaasQuoted(user)
+                    + "\" password=\"" + jaasQuoted(password) + "\";");
+        } else if (!mechanism.isEmpty()) {
+            throw s.invalid("kafka.sasl-mechanism", s.string("kafka.sasl-mechanism"),
+                    "needs kafka.security-protocol SASL_PLAINTEXT or SASL_SSL");
+        }
+        String file = s.string("kafka.client-properties-file");
+        if (!file.isEmpty()) {
+            java.util.Properties extra = new java.util.Properties();
+            try (java.io.Reader in = Files.newBufferedReader(Path.of(file))) {
+                extra.load(in);
+            } catch (java.io.IOException | RuntimeException e) {
+                throw s.invalid("kafka.client-properties-file", file, "cannot be read: " + e.getMessage());
+            }
+            extra.stringPropertyNames().forEach(k -> props.put(k, extra.getProperty(k)));
+        }
+        return props;
+    }
+
+    private static String jaasQuoted(String value) {
+        return value.replace("\\", "\\\\").replace("\"", "\\\"");
     }
 
     private static String pattern(Settings s, String key) {

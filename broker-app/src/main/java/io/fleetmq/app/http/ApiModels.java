@@ -45,18 +45,27 @@ final class ApiModels {
             + " omitted (or null) password keeps the current one. A basic credential names a username, a clientId"
             + " or both; an x509 credential names only certCommonName (no username, clientId or password)")
     record CredentialRequest(
-            @Schema(description = "the provider that checks it", allowableValues = {"basic", "x509"}) String type,
-            @Schema(description = "the MQTT user name it matches; at least one of username and clientId",
+            @Schema(description = "the provider that checks it: basic (user name / client ID / password in"
+                    + " CONNECT), scram (SCRAM-SHA-256 / SCRAM-SHA-512 through MQTT 5 enhanced authentication) or x509 (TLS client"
+                    + " certificate)",
+                    allowableValues = {"basic", "scram", "x509"}) String type,
+            @Schema(description = "the MQTT user name it matches; at least one of username and clientId (basic);"
+                    + " required for scram, which matches the user name of the SCRAM exchange",
                     nullable = true) String username,
-            @Schema(description = "the MQTT client ID it matches", nullable = true) String clientId,
-            @Schema(description = "the password a client must give, at most 72 bytes in UTF-8; stored as a"
-                    + " bcrypt hash and never returned. Null: no password on create, keep on update",
+            @Schema(description = "the MQTT client ID it matches (basic only)", nullable = true) String clientId,
+            @Schema(description = "the password a client must give, never returned. basic: at most 72 bytes in"
+                    + " UTF-8, stored as a bcrypt hash; null: no password on create, keep on update. scram:"
+                    + " required on create, stored only as SCRAM keys (salt, iterations, StoredKey, ServerKey);"
+                    + " null on update keeps them unless type or algorithm change",
                     nullable = true, format = "password") String password,
             @Schema(description = "overrides the client ID pattern; null: go by the pattern",
                     allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
             @Schema(description = "topic filters the client may publish to; ${clientid}, ${username} and ${cn}"
                     + " (the client certificate's common name) stand for one whole level") List<String> publish,
             @Schema(description = "topic filters the client may subscribe to") List<String> subscribe,
+            @Schema(description = "scram only, required there: the hash function; SHA-256 is derived with 4096"
+                    + " PBKDF2 iterations, SHA-512 with 10000", allowableValues = {"SHA-256", "SHA-512"},
+                    nullable = true) String algorithm,
             @Schema(description = "(x509, required) the subject common name (CN) of a certificate on the client's"
                     + " verified chain: its own or a CA's above it", nullable = true) String certCommonName,
             @Schema(description = "(x509) whether certCommonName is a regular expression that must match the"
@@ -74,14 +83,17 @@ final class ApiModels {
             List<String> publish, List<String> subscribe,
             @Schema(format = "date-time") Instant createdAt,
             @Schema(format = "date-time") Instant updatedAt,
+            @Schema(description = "scram: the hash function of its SCRAM keys", allowableValues = {"SHA-256", "SHA-512"},
+                    nullable = true) String algorithm,
             @Schema(description = "(x509) the certificate common name it matches, or its pattern", nullable = true)
             String certCommonName,
             @Schema(description = "(x509) whether certCommonName is a regular expression") boolean certCommonNameRegex) {
 
         static CredentialView of(Credential c) {
-            return new CredentialView(c.id(), c.type(), c.username(), c.clientId(), c.passwordHash() != null,
-                    c.clientType(), c.publish(), c.subscribe(), c.createdAt(), c.updatedAt(), c.certCommonName(),
-                    c.certCommonNameRegex());
+            return new CredentialView(c.id(), c.type(), c.username(), c.clientId(),
+                    c.passwordHash() != null || c.scram() != null, c.clientType(), c.publish(), c.subscribe(),
+                    c.createdAt(), c.updatedAt(), c.scram() == null ? null : c.scram().algorithm().apiName(),
+                    c.certCommonName(), c.certCommonNameRegex());
         }
     }
 
@@ -123,7 +135,7 @@ final class ApiModels {
     record RefusedView(String clientId, String username, String address, boolean passwordGiven, boolean tls,
             @Schema(allowableValues = {RefusedConnection.BAD_CREDENTIALS, RefusedConnection.NOT_AUTHORIZED,
                     RefusedConnection.BLOCKED, RefusedConnection.ANONYMOUS_REFUSED, RefusedConnection.AUTH_UNAVAILABLE,
-                    RefusedConnection.AUTH_BUSY}) String reason,
+                    RefusedConnection.AUTH_BUSY, RefusedConnection.BAD_AUTH_METHOD}) String reason,
             @Schema(format = "date-time") Instant firstAt,
             @Schema(format = "date-time") Instant lastAt,
             long count) {

@@ -3,6 +3,8 @@ package io.fleetmq.app.http;
 import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.SecurityChange;
 import io.fleetmq.core.security.TopicRules;
+import io.fleetmq.core.security.scram.ScramAlgorithm;
+import io.fleetmq.core.security.scram.ScramKeys;
 import io.fleetmq.persistence.security.Credentials;
 import io.javalin.http.Context;
 import java.util.List;
@@ -84,11 +86,21 @@ final class CredentialRoutes {
         validate(request, true);
         Credentials store = api.stores().credentials();
         Credential before = store.get(id).orElseThrow(() -> notFound(id));
+        if (request.password() == null && !request.type().equals(before.type())
+                && !Credential.X509.equals(request.type())) {
+            // (An x509 credential has no password: the certificate is its proof.)
+            throw ApiException.badRequest("password", "is required when the type changes");
+        }
+        if (request.password() == null && Credential.SCRAM.equals(before.type()) && before.scram() != null
+                && !before.scram().algorithm().apiName().equals(request.algorithm())) {
+            // The stored keys were derived with the old algorithm; the new one needs the password.
+            throw ApiException.badRequest("password", "is required when the algorithm changes");
+        }
         Credentials.Input input = input(request);
         Credential after = store.update(id, input).orElseThrow(() -> notFound(id));
         // Clients connected with the old values must prove themselves again; a change of rules
         // alone applies to them as they are.
-        boolean accessChanged = input.passwordHash() != null
+        boolean accessChanged = input.passwordHash() != null || input.scram() != null
                 || !Objects.equals(before.type(), after.type())
                 || !Objects.equals(before.username(), after.username())
                 || !Objects.equals(before.clientId(), after.clientId())
@@ -120,20 +132,28 @@ final class CredentialRoutes {
     /** Checks every field, naming the first one at fault. */
     private static void validate(ApiModels.CredentialRequest r, boolean update) {
         if (r.type() == null) {
-            throw ApiException.badRequest("type", "is required (basic or x509)");
+            throw ApiException.badRequest("type", "is required (basic, scram or x509)");
         }
         if (Credential.X509.equals(r.type())) {
+            if (r.algorithm() != null) {
+                throw ApiException.badRequest("algorithm", "is only for scram credentials; omit it");
+            }
             validateX509(r);
             return;
         }
-        if (!Credential.BASIC.equals(r.type())) {
-            throw ApiException.badRequest("type", "must be basic or x509");
+        if (!Credential.BASIC.equals(r.type()) && !Credential.SCRAM.equals(r.type())) {
+            throw ApiException.badRequest("type", "must be basic, scram or x509");
         }
         if (r.certCommonName() != null) {
             throw ApiException.badRequest("certCommonName", "is only for credentials of type x509");
         }
         if (r.certCommonNameRegex() != null) {
             throw ApiException.badRequest("certCommonNameRegex", "is only for credentials of type x509");
+        }
+        if (Credential.SCRAM.equals(r.type())) {
+            validateScram(r, update);
+        } else if (r.algorithm() != null) {
+            throw ApiException.badRequest("algorithm", "is only for scram credentials; omit it");
         }
         if ("".equals(r.username())) {
             throw ApiException.badRequest("username", "must not be empty; omit it to match any user name");
@@ -186,6 +206,25 @@ final class CredentialRoutes {
         rules("subscribe", r.subscribe());
     }
 
+    /** SCRAM: a user name, no client ID, an algorithm, and a password to derive the keys from. */
+    private static void validateScram(ApiModels.CredentialRequest r, boolean update) {
+        if (r.username() == null) {
+            throw ApiException.badRequest("username", "is required for a scram credential");
+        }
+        if (r.clientId() != null) {
+            throw ApiException.badRequest("clientId", "is not used by scram credentials; omit it");
+        }
+        if (r.algorithm() == null) {
+            throw ApiException.badRequest("algorithm", "is required for a scram credential (SHA-256 or SHA-512)");
+        }
+        if (ScramAlgorithm.ofApiName(r.algorithm()) == null) {
+            throw ApiException.badRequest("algorithm", "must be SHA-256 or SHA-512");
+        }
+        if (r.password() == null && !update) {
+            throw ApiException.badRequest("password", "is required for a scram credential");
+        }
+    }
+
     private static void rules(String field, List<String> filters) {
         if (filters == null) {
             return;
@@ -203,9 +242,31 @@ final class CredentialRoutes {
     }
 
     private Credentials.Input input(ApiModels.CredentialRequest r) {
+        List<String> publish = r.publish() == null ? List.of() : r.publish();
+        List<String> subscribe = r.subscribe() == null ? List.of() : r.subscribe();
+        if (Credential.SCRAM.equals(r.type())) {
+            return new Credentials.Input(r.type(), r.username(), null, null, r.clientType(), publish, subscribe,
+                    scramKeys(ScramAlgorithm.ofApiName(r.algorithm()), r.password()));
+        }
+        if (Credential.X509.equals(r.type())) {
+            return new Credentials.Input(r.type(), null, null, null, r.clientType(), publish, subscribe,
+                    r.certCommonName(), Boolean.TRUE.equals(r.certCommonNameRegex()));
+        }
         return new Credentials.Input(r.type(), r.username(), r.clientId(), hash(r.password()), r.clientType(),
-                r.publish() == null ? List.of() : r.publish(), r.subscribe() == null ? List.of() : r.subscribe(),
-                r.certCommonName(), Boolean.TRUE.equals(r.certCommonNameRegex()));
+                publish, subscribe);
+    }
+
+    /** The stored form of a SCRAM password, derived on arrival; the password itself is not kept. Null keeps. */
+    private static ScramKeys scramKeys(ScramAlgorithm algorithm, String password) {
+        if (password == null) {
+            return null;
+        }
+        char[] chars = password.toCharArray();
+        try {
+            return ScramKeys.derive(algorithm, chars);
+        } finally {
+            java.util.Arrays.fill(chars, '\0');
+        }
     }
 
     private String hash(String password) {

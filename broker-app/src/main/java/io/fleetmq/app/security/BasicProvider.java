@@ -26,10 +26,16 @@ final class BasicProvider implements AuthProvider {
     private final CredentialCache cache;
     /** False while the cluster is known to hold no credential: CONNECTs then skip PostgreSQL. */
     private volatile boolean credentialsExist = true;
+    /** Whether PostgreSQL is known to be away now (the node's health check), so it is not asked. */
+    private final java.util.function.BooleanSupplier databaseAway;
+    /** After a failed read, PostgreSQL is not asked again before this (System.nanoTime). */
+    private volatile long quietUntil;
+    static final long QUIET_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
-    BasicProvider(Credentials credentials, Duration cacheTtl) {
+    BasicProvider(Credentials credentials, Duration cacheTtl, java.util.function.BooleanSupplier databaseAway) {
         this.credentials = credentials;
         this.cache = new CredentialCache(cacheTtl, System::nanoTime);
+        this.databaseAway = databaseAway;
     }
 
     @Override
@@ -60,11 +66,20 @@ final class BasicProvider implements AuthProvider {
     public AuthResult authenticate(AuthRequest r) {
         List<Credential> candidates = cache.candidates(r.username(), r.clientId());
         if (candidates == null) {
+            // PostgreSQL known away: answer at once rather than hold an auth thread (and the CONNECT)
+            // for the database's connect timeout.
+            boolean away = databaseAway.getAsBoolean() || System.nanoTime() - quietUntil < 0;
             try {
+                if (away) {
+                    throw new IllegalStateException("PostgreSQL is away");
+                }
                 candidates = credentials.candidates(r.username(), r.clientId());
             } catch (RuntimeException e) {
+                if (!away) {
+                    quietUntil = System.nanoTime() + QUIET_NANOS;
+                }
                 log.debug("{}: credentials unavailable: {}", r.clientId(), e.getMessage());
-                // PostgreSQL away: a client without user name and password is anonymous as ever.
+                // A client without user name and password is anonymous as ever.
                 return r.username() == null && r.password() == null ? AuthResult.NOT_MINE : AuthResult.unavailable();
             }
             cache.putCandidates(r.username(), r.clientId(), candidates);
@@ -105,10 +120,14 @@ final class BasicProvider implements AuthProvider {
     }
 
     void refreshCredentialsExist() {
+        if (databaseAway.getAsBoolean()) {
+            return; // keeps what it knew: no credential can be made while PostgreSQL is away
+        }
         try {
             credentialsExist = credentials.list(Credentials.Filter.NONE, 0, 1).total() > 0;
         } catch (RuntimeException e) {
-            credentialsExist = true; // unknown: ask PostgreSQL on each CONNECT
+            // Keeps what it knew: no credential can be made while PostgreSQL is away.
+            log.debug("Whether credentials exist not read: {}", e.getMessage());
         }
     }
 }

@@ -11,6 +11,7 @@ import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.RefusedConnection;
 import io.fleetmq.core.security.SecurityChange;
 import io.fleetmq.core.security.TopicRules;
+import io.fleetmq.core.security.scram.ScramAlgorithm;
 import io.fleetmq.persistence.security.BlockedClients;
 import io.fleetmq.persistence.security.Credentials;
 import io.fleetmq.persistence.security.RefusedConnections;
@@ -51,6 +52,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private final Credentials credentials;
     private final BlockedClients blocked;
     private final BasicProvider basic;
+    /** SCRAM through MQTT 5 enhanced authentication, or null when {@code scram} is not a provider. */
+    private final ScramAuthentication scram;
     private final List<AuthProvider> providers;
     private final RefusedLog refusedLog;
     private final Clock clock;
@@ -71,13 +74,13 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
      */
     public MqttSecurity(SecuritySettings settings, boolean anonymousAllowed, Credentials credentials,
             BlockedClients blocked, RefusedConnections refused, MeterRegistry meters, Clock clock,
-            java.util.Map<String, AuthProvider> others) {
+            java.util.Map<String, AuthProvider> others, java.util.function.BooleanSupplier databaseAway) {
         this.settings = settings;
         this.anonymousAllowed = anonymousAllowed;
         this.credentials = credentials;
         this.blocked = blocked;
         this.clock = clock;
-        this.basic = new BasicProvider(credentials, settings.cacheTtl());
+        this.basic = new BasicProvider(credentials, settings.cacheTtl(), databaseAway);
         List<AuthProvider> chain = new java.util.ArrayList<>();
         for (String name : settings.providers()) {
             if ("scram".equals(name)) {
@@ -96,6 +99,12 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
                 new ThreadPoolExecutor.AbortPolicy());
+        this.scram = settings.providers().contains("scram")
+                ? new ScramAuthentication(credentials, pool, refusedLog,
+                        (request, username) -> blockList.match(request.clientId(), username, request.address(),
+                                clock.instant()).isPresent(),
+                        (id, clientId) -> access(id, clientId))
+                : null;
         this.changes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("fleetmq-security-changes", true));
         this.timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("fleetmq-security-timer", true));
         this.applied = io.micrometer.core.instrument.Counter.builder("fleetmq.security.changes.applied")
@@ -169,6 +178,20 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         return verdict;
     }
 
+    /**
+     * Enhanced authentication [MQTT-4.12]: SCRAM-SHA-256 and SCRAM-SHA-512 when {@code scram} is a
+     * provider; any other method (or SCRAM not enabled) is refused with 0x8C.
+     */
+    @Override
+    public CompletionStage<AuthStep> startAuthentication(ConnectRequest request, String method, byte[] data) {
+        ScramAlgorithm algorithm = ScramAlgorithm.ofMechanism(method);
+        if (scram == null || algorithm == null) {
+            refusedLog.refused(request, request.connect().username(), data != null, RefusedConnection.BAD_AUTH_METHOD);
+            return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
+        }
+        return scram.start(request, algorithm, data);
+    }
+
     /** Asks the providers from {@code from} on, in order, on an auth thread. */
     private Verdict ask(ConnectRequest request, AuthRequest auth, int from) {
         for (int i = from; i < providers.size(); i++) {
@@ -216,12 +239,15 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private RuleAccess access(Identity id, String clientId) {
         return new RuleAccess(id.credentialId(), id.username(), clientId, id.commonName(),
                 rules(id.credentialId(), id.publish()), rules(id.credentialId(), id.subscribe()),
-                settings.denyDisconnect());
+                settings.denyDisconnect(), id.expiresAt());
     }
 
-    private RuleAccess access(Credential c, String clientId, String username, String commonName) {
-        return new RuleAccess(c.id(), username, clientId, commonName, rules(c.id(), c.publish()),
-                rules(c.id(), c.subscribe()), settings.denyDisconnect());
+    /** New rules of {@code c} for a client that keeps its user name, certificate name and expiry. */
+    private RuleAccess access(Credential c, String clientId, ClientAccess before) {
+        RuleAccess r = before instanceof RuleAccess ra ? ra : null;
+        return new RuleAccess(c.id(), before.username(), clientId, r == null ? null : r.commonName(),
+                rules(c.id(), c.publish()), rules(c.id(), c.subscribe()), settings.denyDisconnect(),
+                r == null ? null : r.expiresAt());
     }
 
     /** A credential's rules; one the API would refuse (written to PostgreSQL by hand) allows nothing. */
@@ -293,8 +319,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         }
         Credential c = now.get();
         sessions.accept(s -> change.id().equals(s.access().credentialId())
-                ? ClientAccess.Outcome.replace(access(c, s.clientId(), s.access().username(),
-                        s.access() instanceof RuleAccess r ? r.commonName() : null))
+                ? ClientAccess.Outcome.replace(access(c, s.clientId(), s.access()))
                 : ClientAccess.Outcome.KEEP);
     }
 

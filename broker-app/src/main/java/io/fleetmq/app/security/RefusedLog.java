@@ -51,14 +51,22 @@ final class RefusedLog {
 
     /** Counts and gathers one refusal. */
     void refused(SessionGuard.ConnectRequest request, String reason) {
+        refused(request, request.connect().username(), request.connect().password() != null, reason);
+    }
+
+    /**
+     * Counts and gathers one refusal of a client that named itself elsewhere than in the CONNECT's
+     * user name (in an enhanced authentication's data), and gave a secret there or not.
+     */
+    void refused(SessionGuard.ConnectRequest request, String username, boolean secretGiven, String reason) {
         byReason.computeIfAbsent(reason, r -> Counter.builder("fleetmq.connections.refused")
                 .description("CONNECTs refused by authentication, authorization or blocking, by reason")
                 .tag("reason", r)
                 .register(meters)).increment();
         Instant now = clock.instant();
         String clientId = request.clientId() == null ? "" : request.clientId();
-        RefusedConnection entry = new RefusedConnection(clientId, request.connect().username(),
-                address(request.address()), request.connect().password() != null, request.tls(), reason, now, now, 1);
+        RefusedConnection entry = new RefusedConnection(clientId, username, address(request.address()), secretGiven,
+                request.tls(), reason, now, now, 1);
         synchronized (this) {
             RefusedConnection before = pending.get(clientId);
             if (before == null && pending.size() >= MAX_PENDING) {

@@ -11,7 +11,12 @@ import io.fleetmq.session.ClientAccess;
  * @param commonName the subject CN of the client's own TLS certificate, or null
  */
 record RuleAccess(String credentialId, String username, String clientId, String commonName, TopicRules publish,
-        TopicRules subscribe, boolean disconnectOnDenied) implements ClientAccess {
+        TopicRules subscribe, boolean disconnectOnDenied, java.time.Instant expiresAt) implements ClientAccess {
+
+    RuleAccess(String credentialId, String username, String clientId, String commonName, TopicRules publish,
+            TopicRules subscribe, boolean disconnectOnDenied) {
+        this(credentialId, username, clientId, commonName, publish, subscribe, disconnectOnDenied, null);
+    }
 
     /** No rights at all: what a client keeps between losing its credential and its disconnection. */
     static RuleAccess none(String clientId, String username) {

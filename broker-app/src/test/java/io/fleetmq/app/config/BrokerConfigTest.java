@@ -26,6 +26,41 @@ class BrokerConfigTest {
     }
 
     @Test
+    void kafkaClientSecurityFromSettings(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        assertEquals(Map.of("security.protocol", "PLAINTEXT"), config().kafka().clientSecurity());
+
+        java.nio.file.Path ca = java.nio.file.Files.writeString(dir.resolve("ca.pem"), "-----BEGIN CERTIFICATE-----");
+        java.nio.file.Path extra = java.nio.file.Files.writeString(dir.resolve("kafka.properties"),
+                "ssl.endpoint.identification.algorithm=\nclient.dns.lookup=use_all_dns_ips\n");
+        env.put("KAFKA_SECURITY_PROTOCOL", "sasl_ssl");
+        env.put("KAFKA_SASL_MECHANISM", "SCRAM-SHA-512");
+        env.put("KAFKA_SASL_USERNAME", "node");
+        env.put("KAFKA_SASL_PASSWORD", "p\"w");
+        env.put("KAFKA_SSL_CA_FILE", ca.toString());
+        env.put("KAFKA_CLIENT_PROPERTIES_FILE", extra.toString());
+        Map<String, String> props = config().kafka().clientSecurity();
+        assertEquals("SASL_SSL", props.get("security.protocol"));
+        assertEquals("SCRAM-SHA-512", props.get("sasl.mechanism"));
+        assertEquals("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"node\" "
+                + "password=\"p\\\"w\";", props.get("sasl.jaas.config"));
+        assertEquals("PEM", props.get("ssl.truststore.type"));
+        assertEquals(ca.toAbsolutePath().toString(), props.get("ssl.truststore.location"));
+        assertEquals("", props.get("ssl.endpoint.identification.algorithm"));
+        assertEquals("use_all_dns_ips", props.get("client.dns.lookup"));
+
+        env.put("KAFKA_SASL_PASSWORD", "");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("KAFKA_SASL_PASSWORD"), e.getMessage());
+        env.put("KAFKA_SECURITY_PROTOCOL", "TLS");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().startsWith("setting kafka.security-protocol (KAFKA_SECURITY_PROTOCOL): 'TLS'"),
+                e.getMessage());
+        env.put("KAFKA_SECURITY_PROTOCOL", "SSL");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("KAFKA_SASL_MECHANISM"), "a mechanism without SASL: " + e.getMessage());
+    }
+
+    @Test
     void nodeIdMustBeUsableInTopicNames() {
         env.put("BROKER_NODE_ID", "node one");
         ConfigException e = assertThrows(ConfigException.class, this::config);

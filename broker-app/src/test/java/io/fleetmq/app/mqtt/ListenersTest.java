@@ -116,6 +116,17 @@ class ListenersTest {
     }
 
     @Test
+    @DisplayName("[MQTT-6.0.0-3] a WebSocket upgrade must ask for the mqtt sub-protocol; without an origin list any origin may connect")
+    void webSocketUpgradeChecks() throws Exception {
+        int port = broker.node().mqttPort("WebSocket");
+        org.junit.jupiter.api.Assertions.assertEquals(WebSocketUpgrade.SWITCHING, WebSocketUpgrade.statusLine(port, null, "mqtt"));
+        org.junit.jupiter.api.Assertions.assertEquals(WebSocketUpgrade.SWITCHING,
+                WebSocketUpgrade.statusLine(port, "https://anywhere.example", "mqttv3.1, mqtt"));
+        org.junit.jupiter.api.Assertions.assertEquals("HTTP/1.1 400 Bad Request", WebSocketUpgrade.statusLine(port, null, null));
+        org.junit.jupiter.api.Assertions.assertEquals("HTTP/1.1 400 Bad Request", WebSocketUpgrade.statusLine(port, null, "chat"));
+    }
+
+    @Test
     @DisplayName("6.0 [MQTT-6.0.0-1] clients over WebSocket (binary frames, path /mqtt) and TCP exchange messages")
     void clientsOverWebSocketAndTcpExchangeMessages() throws Exception {
         Mqtt5BlockingClient web = Mqtt5Client.builder().identifier("ws-client").serverHost("127.0.0.1")

@@ -16,9 +16,21 @@ public sealed interface Packet {
                    String username, byte[] password, Will will,
                    long sessionExpirySeconds, int receiveMaximum, long maximumPacketSize, int topicAliasMaximum,
                    boolean requestResponseInformation, boolean requestProblemInformation,
-                   String authenticationMethod, List<UserProperty> userProperties) implements Packet {
+                   String authenticationMethod, List<UserProperty> userProperties, byte[] authenticationData)
+            implements Packet {
         public Connect {
             userProperties = List.copyOf(userProperties);
+        }
+
+        /** A CONNECT without Authentication Data. */
+        public Connect(ProtocolVersion version, String clientId, boolean cleanStart, int keepAliveSeconds,
+                       String username, byte[] password, Will will,
+                       long sessionExpirySeconds, int receiveMaximum, long maximumPacketSize, int topicAliasMaximum,
+                       boolean requestResponseInformation, boolean requestProblemInformation,
+                       String authenticationMethod, List<UserProperty> userProperties) {
+            this(version, clientId, cleanStart, keepAliveSeconds, username, password, will, sessionExpirySeconds,
+                    receiveMaximum, maximumPacketSize, topicAliasMaximum, requestResponseInformation,
+                    requestProblemInformation, authenticationMethod, userProperties, null);
         }
 
         @Override
@@ -42,12 +54,33 @@ public sealed interface Packet {
                    long sessionExpirySeconds, int receiveMaximum, int maximumQos, boolean retainAvailable,
                    long maximumPacketSize, int topicAliasMaximum, boolean wildcardAvailable,
                    boolean subscriptionIdentifiersAvailable, boolean sharedSubscriptionsAvailable,
-                   int serverKeepAliveSeconds, String responseInformation, String reasonString) implements Packet {
+                   int serverKeepAliveSeconds, String responseInformation, String reasonString,
+                   String authenticationMethod, byte[] authenticationData) implements Packet {
+
+        /** A CONNACK without enhanced authentication. */
+        public ConnAck(boolean sessionPresent, ReasonCode reasonCode, String assignedClientId,
+                       long sessionExpirySeconds, int receiveMaximum, int maximumQos, boolean retainAvailable,
+                       long maximumPacketSize, int topicAliasMaximum, boolean wildcardAvailable,
+                       boolean subscriptionIdentifiersAvailable, boolean sharedSubscriptionsAvailable,
+                       int serverKeepAliveSeconds, String responseInformation, String reasonString) {
+            this(sessionPresent, reasonCode, assignedClientId, sessionExpirySeconds, receiveMaximum, maximumQos,
+                    retainAvailable, maximumPacketSize, topicAliasMaximum, wildcardAvailable,
+                    subscriptionIdentifiersAvailable, sharedSubscriptionsAvailable, serverKeepAliveSeconds,
+                    responseInformation, reasonString, null, null);
+        }
 
         /** A refusal: no session, no capabilities, only the reason. */
         public static ConnAck refuse(ReasonCode reasonCode, String reasonString) {
             return new ConnAck(false, reasonCode, null, -1, -1, -1, true, -1, -1, true, true, true, -1, null,
                     reasonString);
+        }
+
+        /** This CONNACK with the Authentication Method and Data of a finished enhanced authentication (3.2.2.3.17, 3.2.2.3.18). */
+        public ConnAck withAuthentication(String method, byte[] data) {
+            return new ConnAck(sessionPresent, reasonCode, assignedClientId, sessionExpirySeconds, receiveMaximum,
+                    maximumQos, retainAvailable, maximumPacketSize, topicAliasMaximum, wildcardAvailable,
+                    subscriptionIdentifiersAvailable, sharedSubscriptionsAvailable, serverKeepAliveSeconds,
+                    responseInformation, reasonString, method, data);
         }
     }
 
@@ -147,7 +180,14 @@ public sealed interface Packet {
         }
     }
 
-    /** AUTH (3.15): enhanced authentication is not offered, so receiving it is a protocol error. */
-    record Auth(ReasonCode reasonCode, String authenticationMethod) implements Packet {
+    /**
+     * AUTH (3.15), in either direction: a step of an enhanced authentication (0x18 Continue
+     * authentication), a client's request to re-authenticate (0x19), or the server's success (0x00).
+     */
+    record Auth(ReasonCode reasonCode, String authenticationMethod, byte[] authenticationData) implements Packet {
+
+        public Auth(ReasonCode reasonCode, String authenticationMethod) {
+            this(reasonCode, authenticationMethod, null);
+        }
     }
 }

@@ -25,4 +25,6 @@ public record RefusedConnection(String clientId, String username, String address
     public static final String ANONYMOUS_REFUSED = "anonymous_refused";
     public static final String AUTH_UNAVAILABLE = "auth_unavailable";
     public static final String AUTH_BUSY = "auth_busy";
+    /** An enhanced authentication with a method the node does not offer (CONNACK 0x8C). */
+    public static final String BAD_AUTH_METHOD = "bad_auth_method";
 }

@@ -2,6 +2,8 @@ package io.fleetmq.persistence.security;
 
 import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.Page;
+import io.fleetmq.core.security.scram.ScramAlgorithm;
+import io.fleetmq.core.security.scram.ScramKeys;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,18 +29,36 @@ import javax.sql.DataSource;
 public final class Credentials {
 
     /**
-     * What a client of the API writes; {@code passwordHash} null on update keeps the stored one.
-     * {@code type} null means {@link Credential#BASIC}; null rule lists mean none. An {@link Credential#X509}
-     * credential has {@code certCommonName} (a regular expression when {@code certCommonNameRegex}) and
-     * no user name, client ID or password.
+     * What a client of the API writes; {@code passwordHash} (basic) or {@code scram} (scram) null on
+     * update keeps the stored one. {@code type} null means {@link Credential#BASIC}; null rule lists mean none.
+     * An {@link Credential#X509} credential has {@code certCommonName} (a regular expression when
+     * {@code certCommonNameRegex}) and no user name, client ID or password.
      */
     public record Input(String type, String username, String clientId, String passwordHash, String clientType,
-            List<String> publish, List<String> subscribe, String certCommonName, boolean certCommonNameRegex) {
+            List<String> publish, List<String> subscribe, ScramKeys scram, String certCommonName,
+            boolean certCommonNameRegex) {
 
-        /** A credential without certificate name (any type but {@code x509}). */
+        /** A credential without SCRAM keys or certificate name. */
         public Input(String type, String username, String clientId, String passwordHash, String clientType,
                 List<String> publish, List<String> subscribe) {
-            this(type, username, clientId, passwordHash, clientType, publish, subscribe, null, false);
+            this(type, username, clientId, passwordHash, clientType, publish, subscribe, null, null, false);
+        }
+
+        /** A credential with SCRAM keys (or none) and no certificate name. */
+        public Input(String type, String username, String clientId, String passwordHash, String clientType,
+                List<String> publish, List<String> subscribe, ScramKeys scram) {
+            this(type, username, clientId, passwordHash, clientType, publish, subscribe, scram, null, false);
+        }
+
+        /** An {@code x509} credential: a certificate name, no SCRAM keys. */
+        public Input(String type, String username, String clientId, String passwordHash, String clientType,
+                List<String> publish, List<String> subscribe, String certCommonName, boolean certCommonNameRegex) {
+            this(type, username, clientId, passwordHash, clientType, publish, subscribe, null, certCommonName,
+                    certCommonNameRegex);
+        }
+
+        boolean isScram() {
+            return Credential.SCRAM.equals(type);
         }
 
         boolean x509() {
@@ -55,7 +75,8 @@ public final class Credentials {
     static final String X509_CONFLICT = "an x509 credential with this certCommonName exists";
 
     private static final String COLUMNS = "id, type, username, client_id, password_hash, client_type, publish, subscribe, "
-            + "created_at, updated_at, cert_common_name, cert_common_name_regex";
+            + "created_at, updated_at, algorithm, salt, stored_key, server_key, iterations, cert_common_name, "
+            + "cert_common_name_regex";
 
     private final DataSource dataSource;
 
@@ -69,10 +90,15 @@ public final class Credentials {
      */
     public Credential create(Input input) {
         check(input);
+        if (input.isScram() && input.scram() == null) {
+            throw new IllegalArgumentException("a scram credential needs its SCRAM keys");
+        }
         String sql = "INSERT INTO credential (type, username, client_id, password_hash, client_type, publish, subscribe, "
-                + "cert_common_name, cert_common_name_regex) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
+                + "cert_common_name, cert_common_name_regex, algorithm, salt, stored_key, server_key, iterations) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING " + COLUMNS;
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             bindFields(c, st, input);
+            bindScram(st, 10, input.isScram() ? input.scram() : null);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return read(rs);
@@ -112,8 +138,9 @@ public final class Credentials {
     }
 
     /**
-     * Replaces the credential's fields (a null {@code passwordHash} keeps its password, except that an
-     * {@code x509} credential has none).
+     * Replaces the credential's fields (a null {@code passwordHash}, or for scram null SCRAM keys, keeps
+     * its password). A credential that is not of type scram keeps no SCRAM keys, one of type scram or
+     * x509 no hash.
      *
      * @return the new state, empty if there is no such credential
      * @throws ConflictException if another credential has the new user name and client ID
@@ -124,13 +151,20 @@ public final class Credentials {
         if (uuid.isEmpty()) {
             return Optional.empty();
         }
+        boolean keepScram = input.isScram() && input.scram() == null;
         String sql = "UPDATE credential SET type = ?, username = ?, client_id = ?, "
-                + "password_hash = " + (input.x509() ? "?" : "coalesce(?, password_hash)") + ", client_type = ?, "
-                + "publish = ?, subscribe = ?, cert_common_name = ?, cert_common_name_regex = ?, "
+                + (input.isScram() || input.x509() ? "password_hash = ?, " : "password_hash = coalesce(?, password_hash), ")
+                + "client_type = ?, publish = ?, subscribe = ?, cert_common_name = ?, cert_common_name_regex = ?, "
+                + (keepScram ? "" : "algorithm = ?, salt = ?, stored_key = ?, server_key = ?, iterations = ?, ")
                 + "updated_at = now() WHERE id = ? RETURNING " + COLUMNS;
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             bindFields(c, st, input);
-            st.setObject(10, uuid.get());
+            int next = 10;
+            if (!keepScram) {
+                bindScram(st, next, input.isScram() ? input.scram() : null);
+                next += 5;
+            }
+            st.setObject(next, uuid.get());
             try (ResultSet rs = st.executeQuery()) {
                 return rs.next() ? Optional.of(read(rs)) : Optional.empty();
             }
@@ -160,17 +194,22 @@ public final class Credentials {
      * {@code username} may be null (then only client-ID credentials match).
      */
     public List<Credential> candidates(String username, String clientId) {
-        // false sorts before true: both named, then user name only, then client ID only. Only basic
-        // credentials: another type's user name (or its absence) is no way in without its own check.
-        String sql = "SELECT " + COLUMNS + " FROM credential "
-                + "WHERE type = '" + Credential.BASIC + "' AND ((username = ? AND (client_id = ? OR client_id IS NULL)) "
+        // false sorts before true: both named, then user name only, then client ID only.
+        String sql = "SELECT " + COLUMNS + " FROM credential WHERE type = 'basic' "
+                + "AND ((username = ? AND (client_id = ? OR client_id IS NULL)) "
                 + "OR (username IS NULL AND client_id = ?)) "
                 + "ORDER BY username IS NULL, client_id IS NULL";
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             st.setString(1, username);
             st.setString(2, clientId);
             st.setString(3, clientId);
-            return readAll(st);
+            List<Credential> found = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    found.add(read(rs));
+                }
+            }
+            return found;
         } catch (SQLException e) {
             throw Jdbc.failure("look up credentials", e);
         }
@@ -186,20 +225,29 @@ public final class Credentials {
                 + "AND (cert_common_name_regex OR cert_common_name = ANY (?))";
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             st.setArray(1, textArray(c, List.copyOf(commonNames)));
-            return readAll(st);
+            List<Credential> found = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    found.add(read(rs));
+                }
+            }
+            return found;
         } catch (SQLException e) {
             throw Jdbc.failure("look up x509 credentials", e);
         }
     }
 
-    private static List<Credential> readAll(PreparedStatement st) throws SQLException {
-        List<Credential> found = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery()) {
-            while (rs.next()) {
-                found.add(read(rs));
+    /** The SCRAM credential of {@code username}, for an exchange that the client started with that name. */
+    public Optional<Credential> scram(String username) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(
+                "SELECT " + COLUMNS + " FROM credential WHERE type = 'scram' AND username = ? AND client_id IS NULL")) {
+            st.setString(1, username);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(read(rs)) : Optional.empty();
             }
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up a SCRAM credential", e);
         }
-        return found;
     }
 
     private static void check(Input input) {
@@ -216,6 +264,12 @@ public final class Credentials {
         if (input.clientType() != null && !input.clientType().equals("DEVICE")
                 && !input.clientType().equals("APPLICATION")) {
             throw new IllegalArgumentException("clientType must be DEVICE, APPLICATION or absent");
+        }
+        if (input.isScram() && (input.username() == null || input.clientId() != null)) {
+            throw new IllegalArgumentException("a scram credential names a username and no clientId");
+        }
+        if (input.isScram() && input.passwordHash() != null) {
+            throw new IllegalArgumentException("a scram credential has no passwordHash");
         }
         checkRules("publish", input.publish());
         checkRules("subscribe", input.subscribe());
@@ -239,6 +293,19 @@ public final class Credentials {
         if (input.username() != null || input.clientId() != null) {
             throw new IllegalArgumentException((input.username() != null ? "username" : "clientId")
                     + " is not allowed for a credential of type x509");
+        }
+    }
+
+    /** Binds the five SCRAM columns from {@code first} on; all null for credentials of other types. */
+    private static void bindScram(PreparedStatement st, int first, ScramKeys keys) throws SQLException {
+        st.setString(first, keys == null ? null : keys.algorithm().apiName());
+        st.setBytes(first + 1, keys == null ? null : keys.salt());
+        st.setBytes(first + 2, keys == null ? null : keys.storedKey());
+        st.setBytes(first + 3, keys == null ? null : keys.serverKey());
+        if (keys == null) {
+            st.setNull(first + 4, java.sql.Types.INTEGER);
+        } else {
+            st.setInt(first + 4, keys.iterations());
         }
     }
 
@@ -274,8 +341,21 @@ public final class Credentials {
         return new Credential(rs.getString("id"), rs.getString("type"), rs.getString("username"),
                 rs.getString("client_id"), rs.getString("password_hash"), rs.getString("client_type"),
                 strings(rs.getArray("publish")), strings(rs.getArray("subscribe")),
-                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"), rs.getString("cert_common_name"),
-                rs.getBoolean("cert_common_name_regex"));
+                Jdbc.instant(rs, "created_at"), Jdbc.instant(rs, "updated_at"), scramKeys(rs),
+                rs.getString("cert_common_name"), rs.getBoolean("cert_common_name_regex"));
+    }
+
+    /** The stored SCRAM keys, or null for a credential without (or with an algorithm this node does not know). */
+    private static ScramKeys scramKeys(ResultSet rs) throws SQLException {
+        ScramAlgorithm algorithm = ScramAlgorithm.ofApiName(rs.getString("algorithm"));
+        byte[] salt = rs.getBytes("salt");
+        byte[] storedKey = rs.getBytes("stored_key");
+        byte[] serverKey = rs.getBytes("server_key");
+        int iterations = rs.getInt("iterations");
+        if (algorithm == null || salt == null || storedKey == null || serverKey == null || iterations < 1) {
+            return null;
+        }
+        return new ScramKeys(algorithm, salt, iterations, storedKey, serverKey);
     }
 
     private static List<String> strings(Array array) throws SQLException {

@@ -47,6 +47,7 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final NodeLimits limits;
     private final ConnectionRate rate;
     private final ClientCertificates clientCerts;
+    private volatile java.util.Set<String> allowedOrigins = java.util.Set.of();
 
     /**
      * @param ssl               TLS context, or null for no TLS
@@ -86,6 +87,16 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         this.connectionHandler = connectionHandler;
     }
 
+    /**
+     * Browser pages from these origins may open WebSocket connections (empty: any); lower-cased,
+     * compared with the {@code Origin} header of the upgrade request.
+     */
+    public MqttChannelInitializer allowedOrigins(java.util.Collection<String> origins) {
+        this.allowedOrigins = origins.stream().map(o -> o.strip().toLowerCase(java.util.Locale.ROOT))
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
+        return this;
+    }
+
     @Override
     protected void initChannel(Channel ch) {
         if (!rate.tryAcquire()) {
@@ -108,6 +119,7 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         if (webSocket) {
             p.addLast("http", new HttpServerCodec())
                     .addLast("httpAggregator", new HttpObjectAggregator(64 * 1024))
+                    .addLast("webSocketCheck", new WebSocketUpgradeCheck(allowedOrigins))
                     .addLast("webSocket", new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                             .websocketPath(WEBSOCKET_PATH)
                             .subprotocols("mqtt,mqttv3.1")

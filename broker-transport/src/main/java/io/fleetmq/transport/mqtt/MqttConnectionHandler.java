@@ -194,12 +194,6 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
                 return;
             }
         }
-        if (connect.authenticationMethod() != null) {
-            // Enhanced authentication (3.1.2.11.9) is not offered.
-            refuseOrDisconnect(ReasonCode.BAD_AUTHENTICATION_METHOD, "authentication method "
-                    + connect.authenticationMethod() + " is not supported");
-            return;
-        }
         if (connect.clientId().isEmpty() && !v.isV5() && !connect.cleanStart()) {
             // [MQTT-3.1.3-8] 3.1.1: an empty client ID needs a clean session.
             refuseOrDisconnect(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, "empty client identifier needs clean session");

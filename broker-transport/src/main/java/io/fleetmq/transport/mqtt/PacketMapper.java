@@ -70,6 +70,12 @@ final class PacketMapper {
         if (maximumPacketSize == 0) {
             throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Maximum Packet Size of 0");
         }
+        String authenticationMethod = stringProp(props, MqttPropertyType.AUTHENTICATION_METHOD);
+        byte[] authenticationData = binaryProp(props, MqttPropertyType.AUTHENTICATION_DATA);
+        if (authenticationData != null && authenticationMethod == null) {
+            // 3.1.2.11.10: Authentication Data without an Authentication Method is a protocol error.
+            throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "Authentication Data without Authentication Method");
+        }
         return new Packet.Connect(version, p.clientIdentifier() == null ? "" : p.clientIdentifier(),
                 h.isCleanSession(), h.keepAliveTimeSeconds(),
                 h.hasUserName() ? p.userName() : null, h.hasPassword() ? p.passwordInBytes() : null, will,
@@ -78,8 +84,7 @@ final class PacketMapper {
                 (int) intProp(props, MqttPropertyType.TOPIC_ALIAS_MAXIMUM, 0),
                 intProp(props, MqttPropertyType.REQUEST_RESPONSE_INFORMATION, 0) == 1,
                 intProp(props, MqttPropertyType.REQUEST_PROBLEM_INFORMATION, 1) == 1,
-                stringProp(props, MqttPropertyType.AUTHENTICATION_METHOD),
-                userProperties(props));
+                authenticationMethod, userProperties(props), authenticationData);
     }
 
     /** Any packet after CONNECT. */
@@ -97,7 +102,7 @@ final class PacketMapper {
             case DISCONNECT -> disconnect(m);
             case CONNECT -> new Packet.Connect(ProtocolVersion.V5, "", true, 0, null, null, null, 0, -1, -1, 0,
                     false, true, null, List.of()); // only its arrival matters: a second CONNECT is an error
-            case AUTH -> new Packet.Auth(ReasonCode.SUCCESS, null);
+            case AUTH -> auth(m);
             default -> throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, type + " is not sent by clients");
         };
     }
@@ -168,6 +173,20 @@ final class PacketMapper {
                 userProperties(m.idAndPropertiesVariableHeader().properties()));
     }
 
+    /** AUTH (3.15): a Remaining Length of 0 means reason 0x00 without properties (3.15.2.1). */
+    private static Packet.Auth auth(MqttMessage m) {
+        if (m.variableHeader() instanceof MqttReasonCodeAndPropertiesVariableHeader h) {
+            ReasonCode code = reasonCode(h.reasonCode());
+            if (code != ReasonCode.SUCCESS && code != ReasonCode.CONTINUE_AUTHENTICATION
+                    && code != ReasonCode.RE_AUTHENTICATE) {
+                throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "AUTH with reason code " + code); // 3.15.2.1
+            }
+            return new Packet.Auth(code, stringProp(h.properties(), MqttPropertyType.AUTHENTICATION_METHOD),
+                    binaryProp(h.properties(), MqttPropertyType.AUTHENTICATION_DATA));
+        }
+        return new Packet.Auth(ReasonCode.SUCCESS, null, null);
+    }
+
     private static Packet.Disconnect disconnect(MqttMessage m) {
         if (m.variableHeader() instanceof MqttReasonCodeAndPropertiesVariableHeader h) {
             return new Packet.Disconnect(reasonCode(h.reasonCode()),
@@ -210,6 +229,16 @@ final class PacketMapper {
         if (packet instanceof Packet.PingResp) {
             return new MqttMessage(fixed(MqttMessageType.PINGRESP));
         }
+        if (packet instanceof Packet.Auth a) {
+            MqttProperties props = new MqttProperties();
+            addString(props, MqttPropertyType.AUTHENTICATION_METHOD, a.authenticationMethod());
+            if (a.authenticationData() != null) {
+                props.add(new MqttProperties.BinaryProperty(MqttPropertyType.AUTHENTICATION_DATA.value(),
+                        a.authenticationData()));
+            }
+            return new MqttMessage(fixed(MqttMessageType.AUTH),
+                    new MqttReasonCodeAndPropertiesVariableHeader((byte) a.reasonCode().value(), props));
+        }
         if (packet instanceof Packet.Disconnect d) {
             MqttProperties props = reasonString(d.reasonString());
             if (d.serverReference() != null) {
@@ -246,6 +275,11 @@ final class PacketMapper {
             addInt(props, MqttPropertyType.SERVER_KEEP_ALIVE, c.serverKeepAliveSeconds());
             addString(props, MqttPropertyType.RESPONSE_INFORMATION, c.responseInformation());
             addString(props, MqttPropertyType.REASON_STRING, c.reasonString());
+            addString(props, MqttPropertyType.AUTHENTICATION_METHOD, c.authenticationMethod());
+            if (c.authenticationData() != null) {
+                props.add(new MqttProperties.BinaryProperty(MqttPropertyType.AUTHENTICATION_DATA.value(),
+                        c.authenticationData()));
+            }
             // Wildcard, subscription identifier and shared subscriptions are available: absent means yes.
         }
         MqttConnectReturnCode code = v5 ? MqttConnectReturnCode.valueOf((byte) c.reasonCode().value()) : v3ConnAck(c.reasonCode());
