@@ -167,7 +167,6 @@ class CredentialsTest {
 
     @Test
     void theBasicLookupReturnsOnlyBasicCredentials() {
-        credentials.create(new Credentials.Input("scram", "carol", null, "$2b$10$hash", null, null, null));
         credentials.create(input("dave", null));
         credentials.create(x509("carol", false));
         assertEquals(List.of(), names(credentials.candidates("carol", "dev-1")));
