@@ -222,8 +222,13 @@ public final class BrokerNode implements AutoCloseable {
         return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
                 metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings, database),
-                () -> readiness.lastKnown(database.healthCheck().name(), java.time.Duration.ofSeconds(2))
-                        .map(status -> !status.up()).orElse(false));
+                databaseAway(database));
+    }
+
+    /** Whether the node's health check last found PostgreSQL away (checked again when older than 2 s). */
+    private java.util.function.BooleanSupplier databaseAway(Database database) {
+        String name = database.healthCheck().name();
+        return () -> readiness.lastKnown(name, java.time.Duration.ofSeconds(2)).map(status -> !status.up()).orElse(false);
     }
 
     /** The providers besides basic that {@code auth.providers} names, built from their settings. */
@@ -234,7 +239,7 @@ public final class BrokerNode implements AutoCloseable {
             switch (name) {
                 case "basic", "scram" -> { }
                 case "x509" -> built.put(name, new io.fleetmq.app.security.x509.X509Provider(
-                        new Credentials(database.dataSource()), settings.cacheTtl()));
+                        new Credentials(database.dataSource()), settings.cacheTtl(), databaseAway(database)));
                 case "http" -> built.put(name,
                         new io.fleetmq.app.security.http.HttpProvider(config.authHttp(), metrics.registry()));
                 case "jwt" -> built.put(name, io.fleetmq.app.security.jwt.JwtProvider.create(config.jwt(),

@@ -44,9 +44,17 @@ public final class X509Provider implements AuthProvider {
     /** Compiled patterns by their text: compiled once, whichever credential holds them. */
     private final Map<String, Optional<Pattern>> patterns = new ConcurrentHashMap<>();
 
+    /** Whether PostgreSQL is known to be away now: then it is not asked (no wait for its connect timeout). */
+    private final java.util.function.BooleanSupplier databaseAway;
+
     public X509Provider(Credentials credentials, Duration cacheTtl) {
+        this(credentials, cacheTtl, () -> false);
+    }
+
+    public X509Provider(Credentials credentials, Duration cacheTtl, java.util.function.BooleanSupplier databaseAway) {
         this.credentials = credentials;
         this.cache = new X509Cache(cacheTtl, System::nanoTime);
+        this.databaseAway = databaseAway;
     }
 
     @Override
@@ -78,6 +86,9 @@ public final class X509Provider implements AuthProvider {
             match = known.credential();
         } else {
             List<String> names = commonNames(r.certificates());
+            if (databaseAway.getAsBoolean()) {
+                return AuthResult.unavailable();
+            }
             try {
                 match = best(names, credentials.x509Candidates(new LinkedHashSet<>(names))).orElse(null);
             } catch (RuntimeException e) {
