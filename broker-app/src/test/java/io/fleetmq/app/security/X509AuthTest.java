@@ -15,10 +15,6 @@ import io.fleetmq.persistence.security.Credentials;
 import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.RawMqtt;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -45,7 +41,6 @@ import org.junit.jupiter.api.io.TempDir;
 class X509AuthTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @TempDir
     static Path dir;
@@ -353,20 +348,6 @@ class X509AuthTest {
     }
 
     private static HttpResponse<String> call(String method, String path, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.node().httpPort() + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        try {
-            return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return io.fleetmq.app.support.AdminHttp.send(broker.node().httpPort(), token, method, path, body);
     }
 }
