@@ -42,6 +42,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.fleetmq.transport.tls.ClientCertificates;
+import io.fleetmq.transport.tls.ServerTls;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -333,8 +334,7 @@ public final class BrokerNode implements AutoCloseable {
 
     private void bindMqttListeners(EventLoops loops, java.util.function.Supplier<io.netty.channel.ChannelHandler> handlers) {
         boolean anySecure = config.tls().enabled() || config.wss().enabled();
-        ClientCertificates clientCerts = anySecure ? clientCertificates() : ClientCertificates.none();
-        SslContext ssl = anySecure ? sslContext(clientCerts) : null;
+        ServerTls tls = anySecure ? serverTls() : null;
         NodeLimits limits = new NodeLimits(config.connectionLimits(), metrics.registry()); // shared by the listeners
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
@@ -343,9 +343,8 @@ public final class BrokerNode implements AutoCloseable {
             }
             boolean secure = l == config.tls() || l == config.wss();
             boolean webSocket = l == config.ws() || l == config.wss();
-            MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? ssl : null, webSocket,
-                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits,
-                    secure ? clientCerts : ClientCertificates.none())
+            MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? tls : null, webSocket,
+                    config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits)
                     .allowedOrigins(config.webSocketAllowedOrigins());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
@@ -356,10 +355,50 @@ public final class BrokerNode implements AutoCloseable {
         }
     }
 
+    /**
+     * The secure listeners' TLS material, checked for changed files every
+     * {@code listeners.tls.reload-interval}: renewed certificates, keys, CAs and CRLs are used for new
+     * connections without a restart.
+     */
+    private ServerTls serverTls() {
+        ClientCertSettings c = config.clientCerts();
+        java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>(List.of(config.tlsCertFile(), config.tlsKeyFile()));
+        if (c.caFile() != null) {
+            files.add(c.caFile());
+        }
+        if (c.crlFile() != null) {
+            files.add(c.crlFile());
+        }
+        ServerTls tls = new ServerTls(() -> {
+            ClientCertificates clients = clientCertificates();
+            return new ServerTls.Material(sslContext(clients), clients);
+        }, files, config.tlsSettings().handshakeTimeout());
+        java.time.Duration every = config.tlsSettings().reloadInterval();
+        if (!every.isZero()) {
+            java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors
+                    .newSingleThreadScheduledExecutor(new io.netty.util.concurrent.DefaultThreadFactory("fleetmq-tls-reload", true));
+            reloads.scheduleWithFixedDelay(() -> {
+                try {
+                    tls.reloadIfChanged();
+                } catch (RuntimeException e) {
+                    log.warn("Checking the TLS files failed: {}", e.toString());
+                }
+            }, every.toMillis(), every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            started.push(new Stoppable("TLS file checks", reloads::shutdownNow));
+        }
+        return tls;
+    }
+
     private SslContext sslContext(ClientCertificates clients) {
+        io.fleetmq.app.config.TlsSettings t = config.tlsSettings();
         try {
-            return clients.applyTo(SslContextBuilder.forServer(config.tlsCertFile().toFile(),
-                    config.tlsKeyFile().toFile())).build();
+            SslContextBuilder builder = SslContextBuilder.forServer(config.tlsCertFile().toFile(),
+                    config.tlsKeyFile().toFile(), t.keyPassword())
+                    .protocols(t.protocols());
+            if (!t.ciphers().isEmpty()) {
+                builder.ciphers(t.ciphers());
+            }
+            return clients.applyTo(builder).build();
         } catch (SSLException | IllegalArgumentException e) {
             throw new ConfigException("settings listeners.tls.cert-file (MQTT_TLS_CERT_FILE) and listeners.tls.key-file"
                     + " (MQTT_TLS_KEY_FILE): cannot load the certificate and key: " + HealthStatus.describe(e), e);

@@ -56,7 +56,8 @@ public record BrokerConfig(
         Admin admin,
         io.fleetmq.app.security.http.HttpAuthSettings authHttp,
         io.fleetmq.app.security.jwt.JwtSettings jwt,
-        ClientCertSettings clientCerts) {
+        ClientCertSettings clientCerts,
+        TlsSettings tlsSettings) {
 
     /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
     public record Listener(String name, boolean enabled, int port, String portSetting) {
@@ -176,7 +177,8 @@ public record BrokerConfig(
                 new Admin(s.string("admin.password"), positive(s, "admin.token-ttl")),
                 io.fleetmq.app.security.http.HttpAuthSettings.from(s),
                 io.fleetmq.app.security.jwt.JwtSettings.from(s),
-                ClientCertSettings.from(s));
+                ClientCertSettings.from(s),
+                TlsSettings.from(s));
     }
 
     private static RedisBinary redisBinary(Settings s) {

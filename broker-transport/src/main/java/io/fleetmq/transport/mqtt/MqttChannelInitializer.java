@@ -39,14 +39,13 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     /** Path of the WebSocket endpoint, as most MQTT-over-WebSocket clients expect by default. */
     public static final String WEBSOCKET_PATH = "/mqtt";
 
-    private final SslContext ssl;
+    private final io.fleetmq.transport.tls.ServerTls tls;
     private final boolean webSocket;
     private final int maxPacketSize;
     private final WriteBufferWaterMark writeBuffer;
     private final Supplier<ChannelHandler> connectionHandler;
     private final NodeLimits limits;
     private final ConnectionRate rate;
-    private final ClientCertificates clientCerts;
     private volatile java.util.Set<String> allowedOrigins = java.util.Set.of();
 
     /**
@@ -77,10 +76,18 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     public MqttChannelInitializer(SslContext ssl, boolean webSocket, int maxPacketSize, int maxWriteBuffer,
                                   Supplier<ChannelHandler> connectionHandler, NodeLimits limits,
                                   ClientCertificates clientCerts) {
-        this.clientCerts = clientCerts;
+        this(ssl == null ? null : io.fleetmq.transport.tls.ServerTls.of(ssl, clientCerts), webSocket, maxPacketSize,
+                maxWriteBuffer, connectionHandler, limits);
+    }
+
+    /**
+     * @param tls the listener's TLS material, which may be renewed while it runs; null for no TLS
+     */
+    public MqttChannelInitializer(io.fleetmq.transport.tls.ServerTls tls, boolean webSocket, int maxPacketSize,
+                                  int maxWriteBuffer, Supplier<ChannelHandler> connectionHandler, NodeLimits limits) {
         this.limits = limits;
         this.rate = new ConnectionRate(limits.limits().maxConnectionRate());
-        this.ssl = ssl;
+        this.tls = tls;
         this.webSocket = webSocket;
         this.maxPacketSize = maxPacketSize;
         this.writeBuffer = new WriteBufferWaterMark(maxWriteBuffer / 2, maxWriteBuffer);
@@ -110,10 +117,12 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         tcpKeepAlive(ch, limits.limits().tcpKeepAliveSeconds());
         ch.config().setWriteBufferWaterMark(writeBuffer);
         ChannelPipeline p = ch.pipeline();
-        if (ssl != null) {
-            p.addLast("tls", ssl.newHandler(ch.alloc()));
-            if (clientCerts.enabled()) {
-                ch.attr(ClientCertificates.KEY).set(clientCerts);
+        if (tls != null) {
+            // One snapshot: the context and the client-certificate policy built with it.
+            io.fleetmq.transport.tls.ServerTls.Material material = tls.material();
+            p.addLast("tls", tls.newHandler(material, ch.alloc()));
+            if (material.clientCertificates().enabled()) {
+                ch.attr(ClientCertificates.KEY).set(material.clientCertificates());
             }
         }
         if (webSocket) {

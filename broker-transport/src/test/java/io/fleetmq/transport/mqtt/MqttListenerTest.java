@@ -138,7 +138,7 @@ class MqttListenerTest {
                         d.maxPublishRate(), d.maxPublishBytesRate(), d.publishRateDisconnect()),
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
         try (BoundListener listener = Listeners.bind(loops, "test", "127.0.0.1", 0,
-                new MqttChannelInitializer(null, false, 1024, 64 * 1024, () -> new io.netty.channel.ChannelInboundHandlerAdapter() {
+                new MqttChannelInitializer((io.fleetmq.transport.tls.ServerTls) null, false, 1024, 64 * 1024, () -> new io.netty.channel.ChannelInboundHandlerAdapter() {
                     @Override
                     public void channelActive(io.netty.channel.ChannelHandlerContext ctx) {
                         accepted.complete(ctx.channel());
