@@ -61,6 +61,25 @@ class BrokerConfigTest {
     }
 
     @Test
+    void tlsVersionsAndTimes() {
+        assertEquals(java.util.List.of("TLSv1.3", "TLSv1.2"), config().tlsSettings().protocols());
+        assertEquals(java.time.Duration.ofSeconds(10), config().tlsSettings().handshakeTimeout());
+        env.put("MQTT_TLS_PROTOCOLS", "tlsv1.2");
+        assertEquals(java.util.List.of("TLSv1.2"), config().tlsSettings().protocols());
+        env.put("MQTT_TLS_PROTOCOLS", "SSLv3");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().startsWith("setting listeners.tls.protocols (MQTT_TLS_PROTOCOLS): 'SSLv3'"),
+                e.getMessage());
+        env.remove("MQTT_TLS_PROTOCOLS");
+        env.put("MQTT_TLS_HANDSHAKE_TIMEOUT", "0");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("MQTT_TLS_HANDSHAKE_TIMEOUT"), e.getMessage());
+        env.put("MQTT_TLS_HANDSHAKE_TIMEOUT", "5s");
+        env.put("MQTT_TLS_KEY_PASSWORD", "pw");
+        assertTrue(!config().tlsSettings().toString().contains("pw,"), "the key password is not shown");
+    }
+
+    @Test
     void nodeIdMustBeUsableInTopicNames() {
         env.put("BROKER_NODE_ID", "node one");
         ConfigException e = assertThrows(ConfigException.class, this::config);
