@@ -7,7 +7,9 @@ import io.fleetmq.app.http.AdminApi;
 import io.fleetmq.app.http.AdminHttpServer;
 import io.fleetmq.app.http.InitialAdmin;
 import io.fleetmq.app.http.SecurityStores;
+import io.fleetmq.app.security.AuthSetup;
 import io.fleetmq.app.security.MqttSecurity;
+import io.fleetmq.app.security.ProviderFactory;
 import io.fleetmq.app.security.SecuritySettings;
 import io.fleetmq.kafka.security.SecurityChanges;
 import io.fleetmq.persistence.security.BlockedClients;
@@ -175,6 +177,9 @@ public final class BrokerNode implements AutoCloseable {
         dependency(redis.healthCheck(), Readiness.Impact.DEGRADES);
 
         MqttSecurity security = mqttSecurity(database);
+        ProviderFactory checks = new ProviderFactory(new Credentials(database.dataSource()),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), () -> false, java.time.Clock.systemUTC());
+        adminApi.authSettings(config.settings(), setup -> ProviderFactory.closeAll(checks.build(setup)));
         started.push(new Stoppable("MQTT security", security));
         securityChanges = new SecurityChanges(kafka, topics, metrics.registry());
         started.push(new Stoppable("security announcements", securityChanges));
@@ -205,11 +210,30 @@ public final class BrokerNode implements AutoCloseable {
     }
 
     /**
-     * The MQTT clients' authentication and authorization; says plainly at start when anonymous
-     * clients are refused because a listener is reachable from the network.
+     * The MQTT clients' authentication and authorization, with the overrides of the {@code auth.*}
+     * settings stored through the admin API (as configured when PostgreSQL cannot be read now: they
+     * are read again every 30 s). Says plainly at start when anonymous clients are refused because a
+     * listener is reachable from the network.
      */
     private MqttSecurity mqttSecurity(Database database) {
-        SecuritySettings settings = config.security();
+        io.fleetmq.persistence.security.RuntimeSettings stored =
+                new io.fleetmq.persistence.security.RuntimeSettings(database.dataSource());
+        MqttSecurity.SetupSource source = new MqttSecurity.SetupSource() {
+            @Override
+            public java.util.Map<String, String> stored() {
+                return stored.all(AuthSetup.PREFIX);
+            }
+
+            @Override
+            public AuthSetup setup(java.util.Map<String, String> overrides) {
+                return AuthSetup.of(config.settings(), overrides);
+            }
+        };
+        java.util.function.BooleanSupplier databaseAway = databaseAway(database);
+        ProviderFactory factory = new ProviderFactory(new Credentials(database.dataSource()), metrics.registry(),
+                databaseAway, java.time.Clock.systemUTC());
+        AuthSetup setup = startingSetup(source);
+        SecuritySettings settings = setup.security();
         boolean loopbackOnly = SecuritySettings.loopbackOnly(config.bindAddress());
         boolean anonymous = settings.anonymousAllowed(config.bindAddress());
         if (settings.allowAnonymous() == SecuritySettings.Anonymous.AUTO && !anonymous) {
@@ -220,36 +244,43 @@ public final class BrokerNode implements AutoCloseable {
             log.warn("MQTT_ALLOW_ANONYMOUS=true: any client that reaches {} may connect without a credential",
                     config.bindAddress());
         }
-        return new MqttSecurity(settings, anonymous, new Credentials(database.dataSource()),
+        return new MqttSecurity(setup, config.bindAddress(), new Credentials(database.dataSource()),
                 new BlockedClients(database.dataSource()), new RefusedConnections(database.dataSource()),
-                metrics.registry(), java.time.Clock.systemUTC(), otherProviders(settings, database),
-                databaseAway(database));
+                metrics.registry(), java.time.Clock.systemUTC(), factory, source, databaseAway);
+    }
+
+    /**
+     * The configuration with the stored overrides when they can be read and applied; otherwise the
+     * configuration alone (a node must start even when an override names a file it lacks).
+     */
+    private AuthSetup startingSetup(MqttSecurity.SetupSource source) {
+        AuthSetup configured = AuthSetup.of(config.settings(), java.util.Map.of());
+        java.util.Map<String, String> overrides;
+        try {
+            overrides = source.stored();
+        } catch (RuntimeException e) {
+            log.warn("Authentication settings stored through the admin API not read ({}); starting with the "
+                    + "configuration's, and reading them again every 30 s", e.getMessage());
+            return configured;
+        }
+        if (overrides.isEmpty()) {
+            return configured;
+        }
+        try {
+            AuthSetup setup = source.setup(overrides);
+            log.info("Authentication settings overridden through the admin API: {}", overrides.keySet());
+            return setup;
+        } catch (RuntimeException e) {
+            log.error("Authentication settings stored through the admin API not applied ({}); starting with the "
+                    + "configuration's", e.getMessage());
+            return configured;
+        }
     }
 
     /** Whether the node's health check last found PostgreSQL away (checked again when older than 2 s). */
     private java.util.function.BooleanSupplier databaseAway(Database database) {
         String name = database.healthCheck().name();
         return () -> readiness.lastKnown(name, java.time.Duration.ofSeconds(2)).map(status -> !status.up()).orElse(false);
-    }
-
-    /** The providers besides basic that {@code auth.providers} names, built from their settings. */
-    private java.util.Map<String, io.fleetmq.app.security.provider.AuthProvider> otherProviders(
-            SecuritySettings settings, Database database) {
-        java.util.Map<String, io.fleetmq.app.security.provider.AuthProvider> built = new java.util.HashMap<>();
-        for (String name : settings.providers()) {
-            switch (name) {
-                case "basic", "scram" -> { }
-                case "x509" -> built.put(name, new io.fleetmq.app.security.x509.X509Provider(
-                        new Credentials(database.dataSource()), settings.cacheTtl(), databaseAway(database)));
-                case "http" -> built.put(name,
-                        new io.fleetmq.app.security.http.HttpProvider(config.authHttp(), metrics.registry()));
-                case "jwt" -> built.put(name, io.fleetmq.app.security.jwt.JwtProvider.create(config.jwt(),
-                        java.time.Clock.systemUTC()));
-                default -> throw new StartupException("setting auth.providers (AUTH_PROVIDERS): the " + name
-                        + " provider is not available in this build", null);
-            }
-        }
-        return built;
     }
 
     /** Where changes of credentials and blocked clients are announced to every node. */

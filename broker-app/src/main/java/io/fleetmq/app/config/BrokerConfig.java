@@ -15,7 +15,8 @@ import java.util.regex.Pattern;
 
 /**
  * The validated, typed configuration of one node. Built once at start-up from {@link Settings};
- * every check that can fail does so here, with a message naming the setting.
+ * every check that can fail does so here, with a message naming the setting. {@code settings} is
+ * what it was built from: the {@code auth.*} part is built again when the admin API overrides it.
  */
 public record BrokerConfig(
         String nodeId,
@@ -57,7 +58,8 @@ public record BrokerConfig(
         io.fleetmq.app.security.http.HttpAuthSettings authHttp,
         io.fleetmq.app.security.jwt.JwtSettings jwt,
         ClientCertSettings clientCerts,
-        TlsSettings tlsSettings) {
+        TlsSettings tlsSettings,
+        Settings settings) {
 
     /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
     public record Listener(String name, boolean enabled, int port, String portSetting) {
@@ -178,7 +180,8 @@ public record BrokerConfig(
                 io.fleetmq.app.security.http.HttpAuthSettings.from(s),
                 io.fleetmq.app.security.jwt.JwtSettings.from(s),
                 ClientCertSettings.from(s),
-                TlsSettings.from(s));
+                TlsSettings.from(s),
+                s);
     }
 
     private static RedisBinary redisBinary(Settings s) {
@@ -190,7 +193,8 @@ public record BrokerConfig(
         }
     }
 
-    private static SecuritySettings security(Settings s) {
+    /** The {@code auth.*} settings of MQTT clients' authentication, checked. */
+    public static SecuritySettings security(Settings s) {
         String anonymous = s.string("auth.allow-anonymous");
         SecuritySettings.Anonymous policy = switch (anonymous) {
             case "auto" -> SecuritySettings.Anonymous.AUTO;

@@ -136,6 +136,39 @@ public final class Settings {
         return fromEnv != null ? fromEnv : m.group(2);
     }
 
+    /**
+     * These settings with {@code overrides} (dotted keys to values) in place of theirs: the runtime
+     * settings stored through the admin API over the file and the environment.
+     *
+     * @throws IllegalArgumentException naming a key that is not a setting
+     */
+    public Settings with(Map<String, String> overrides) {
+        Map<String, String> merged = new LinkedHashMap<>(values);
+        for (Map.Entry<String, String> e : overrides.entrySet()) {
+            declaration(e.getKey());
+            merged.put(e.getKey(), e.getValue());
+        }
+        return new Settings(declared, merged);
+    }
+
+    /** The dotted key {@code name} stands for: itself when it is a key, or the key of that environment variable. */
+    public java.util.Optional<String> keyOf(String name) {
+        if (declared.containsKey(name)) {
+            return java.util.Optional.of(name);
+        }
+        for (Declared d : declared.values()) {
+            if (d.env().equals(name)) {
+                return java.util.Optional.of(d.key());
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /** The environment variable that sets {@code key}. */
+    public String env(String key) {
+        return declaration(key).env();
+    }
+
     public Set<String> keys() {
         return declared.keySet();
     }

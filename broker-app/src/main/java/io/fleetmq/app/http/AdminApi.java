@@ -27,6 +27,7 @@ public final class AdminApi {
     private final Clock clock;
     private volatile SecurityStores stores;
     private volatile InitialAdmin initialAdmin;
+    private volatile AuthSettingsRoutes.Control authSettings;
     private AuthRoutes auth;
 
     /**
@@ -50,6 +51,32 @@ public final class AdminApi {
         this.stores = stores;
     }
 
+    /**
+     * Lets the API change the {@code auth.*} settings at runtime.
+     *
+     * @param base  the node's configuration (file, environment, defaults)
+     * @param check builds the providers of a setup as a node would, and closes them; throws a
+     *              {@link io.fleetmq.app.config.ConfigException} naming the setting that keeps one from being built
+     */
+    public void authSettings(io.fleetmq.app.config.Settings base,
+            java.util.function.Consumer<io.fleetmq.app.security.AuthSetup> check) {
+        this.authSettings = new AuthSettingsRoutes.Control() {
+            @Override
+            public io.fleetmq.app.config.Settings base() {
+                return base;
+            }
+
+            @Override
+            public void check(io.fleetmq.app.security.AuthSetup setup) {
+                check.accept(setup);
+            }
+        };
+    }
+
+    AuthSettingsRoutes.Control authSettingsControl() {
+        return authSettings;
+    }
+
     /** Every operation of the API, to be registered and documented. */
     RouteTable routes() {
         RouteTable table = new RouteTable();
@@ -58,6 +85,7 @@ public final class AdminApi {
         new CredentialRoutes(this).addTo(table);
         new BlockedRoutes(this).addTo(table);
         new RefusedConnectionRoutes(this).addTo(table);
+        new AuthSettingsRoutes(this).addTo(table);
         return table;
     }
 

@@ -151,4 +151,33 @@ final class ApiModels {
             return new RefusedPage(p.items().stream().map(RefusedView::of).toList(), p.total(), p.page(), p.pageSize());
         }
     }
+
+    @Schema(description = "Changes of the auth.* settings, merged into those stored before. A key is a setting's"
+            + " dotted name (auth.jwt.hmac-secret) or its environment variable (AUTH_JWT_HMAC_SECRET); a value"
+            + " is the setting's text as in fleetmq.yml; null puts the setting back to its configured value")
+    record AuthSettingsRequest(java.util.Map<String, String> settings) {
+        @Override
+        public String toString() {
+            return "AuthSettingsRequest[" + (settings == null ? "null" : settings.keySet()) + "]";
+        }
+    }
+
+    @Schema(description = "One auth.* setting as the nodes apply it")
+    record AuthSettingView(
+            @Schema(description = "dotted name, as in fleetmq.yml") String key,
+            @Schema(description = "the environment variable that configures it") String env,
+            @Schema(description = "its value; null for a secret (see set)", nullable = true) String value,
+            @Schema(description = "a secret, whose value is never shown") boolean secret,
+            @Schema(description = "whether it has a value (not empty)") boolean set,
+            @Schema(description = "admin: overridden through this API; configuration: file, environment or default",
+                    allowableValues = {"admin", "configuration"}) String source,
+            @Schema(description = "false for settings read only when a node starts") boolean changeable) {
+    }
+
+    @Schema(description = "The authentication settings every node applies: the configuration with the overrides"
+            + " stored through this API")
+    record AuthSettingsView(
+            @Schema(description = "the providers asked at CONNECT, in order") List<String> providers,
+            List<AuthSettingView> settings) {
+    }
 }

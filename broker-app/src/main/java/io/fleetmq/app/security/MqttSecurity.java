@@ -42,74 +42,94 @@ import org.slf4j.LoggerFactory;
  * pool; the answer carries the client's rights ({@link RuleAccess}). Changes announced by any node
  * reach {@link #changed}: caches are dropped, the blocked list is read again, and the sessions of
  * this node are reviewed (new rules apply, a deleted credential or a blocked client is disconnected).
+ *
+ * <p>The providers and their settings form a {@link Chain} that is replaced whole when the admin API
+ * changes the {@code auth.*} settings: CONNECTs from then on meet the new chain, those in progress
+ * finish with the one they started with, and clients connected before keep their connection.
  */
 public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(MqttSecurity.class);
 
-    private final SecuritySettings settings;
-    private final boolean anonymousAllowed;
+    /** How long providers that a settings change replaced stay open for the CONNECTs that still use them. */
+    private static final long RETIRE_AFTER_SECONDS = 30;
+
+    /**
+     * Where the runtime overrides of the {@code auth.*} settings come from, and how they become a setup.
+     */
+    public interface SetupSource {
+        /** The overrides stored now, by dotted key; throws when they cannot be read. */
+        java.util.Map<String, String> stored();
+
+        /** The setup with {@code overrides}; throws an exception naming the setting when it is not valid. */
+        AuthSetup setup(java.util.Map<String, String> overrides);
+    }
+
+    /**
+     * What authenticates CONNECTs: the setup, the providers it lists in order (basic among them, or
+     * not), SCRAM when listed (null otherwise) and the anonymous policy.
+     */
+    private record Chain(AuthSetup setup, boolean anonymousAllowed, BasicProvider basic, List<AuthProvider> providers,
+            java.util.Map<String, AuthProvider> others, ScramAuthentication scram, TopicRules anonymousPublish,
+            TopicRules anonymousSubscribe) {
+
+        SecuritySettings settings() {
+            return setup.security();
+        }
+    }
+
+    private final String bindAddress;
     private final Credentials credentials;
     private final BlockedClients blocked;
-    private final BasicProvider basic;
-    /** SCRAM through MQTT 5 enhanced authentication, or null when {@code scram} is not a provider. */
-    private final ScramAuthentication scram;
-    private final List<AuthProvider> providers;
+    private final ProviderFactory factory;
+    private final SetupSource source;
+    private final java.util.function.BooleanSupplier databaseAway;
+    private volatile Chain chain;
+    /** Stored overrides this node could not apply (null: none); not tried (nor logged) again until they change. */
+    private java.util.Map<String, String> rejected;
     private final RefusedLog refusedLog;
     private final Clock clock;
     private final ThreadPoolExecutor pool;
     private final ExecutorService changes;
     private final ScheduledExecutorService timer;
-    private final TopicRules anonymousPublish;
-    private final TopicRules anonymousSubscribe;
     private volatile BlockList blockList = BlockList.EMPTY;
     private volatile java.util.Set<String> blockedIds = java.util.Set.of();
     private volatile Consumer<ClientAccess.Review> sessions = review -> { };
     private final io.micrometer.core.instrument.Counter applied;
+    private final io.micrometer.core.instrument.Counter settingsRejected;
 
     /**
-     * @param anonymousAllowed what {@code settings.allowAnonymous()} resolved to for this node's listeners
-     * @param others           the providers besides {@code basic}, by name ({@link SecuritySettings#providers()}
-     *                         decides which are asked, in which order)
+     * @param setup       the settings to start with (the configuration with the overrides stored when the
+     *                    node started); its pool size and refused-log retention stay for the node's life
+     * @param bindAddress where the MQTT listeners are bound: {@code allow-anonymous auto} allows
+     *                    anonymous clients only on a loopback address
+     * @param factory     builds the providers besides basic, now and after a settings change
+     * @param source      the overrides stored through the admin API, read again on every change
      */
-    public MqttSecurity(SecuritySettings settings, boolean anonymousAllowed, Credentials credentials,
-            BlockedClients blocked, RefusedConnections refused, MeterRegistry meters, Clock clock,
-            java.util.Map<String, AuthProvider> others, java.util.function.BooleanSupplier databaseAway) {
-        this.settings = settings;
-        this.anonymousAllowed = anonymousAllowed;
+    public MqttSecurity(AuthSetup setup, String bindAddress, Credentials credentials, BlockedClients blocked,
+            RefusedConnections refused, MeterRegistry meters, Clock clock, ProviderFactory factory,
+            SetupSource source, java.util.function.BooleanSupplier databaseAway) {
+        SecuritySettings settings = setup.security();
+        this.bindAddress = bindAddress;
         this.credentials = credentials;
         this.blocked = blocked;
         this.clock = clock;
-        this.basic = new BasicProvider(credentials, settings.cacheTtl(), databaseAway);
-        List<AuthProvider> chain = new java.util.ArrayList<>();
-        for (String name : settings.providers()) {
-            if ("scram".equals(name)) {
-                continue; // enhanced authentication, chosen by the CONNECT's Authentication Method
-            }
-            AuthProvider p = "basic".equals(name) ? basic : others.get(name);
-            if (p == null) {
-                throw new IllegalArgumentException("no provider " + name);
-            }
-            chain.add(p);
-        }
-        this.providers = List.copyOf(chain);
+        this.factory = factory;
+        this.source = source;
+        this.databaseAway = databaseAway;
         this.refusedLog = new RefusedLog(refused, meters, clock, settings.refusedRetention());
-        this.anonymousPublish = TopicRules.of(settings.anonymousPublish());
-        this.anonymousSubscribe = TopicRules.of(settings.anonymousSubscribe());
         this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
                 new ThreadPoolExecutor.AbortPolicy());
-        this.scram = settings.providers().contains("scram")
-                ? new ScramAuthentication(credentials, pool, refusedLog,
-                        (request, username) -> blockList.match(request.clientId(), username, request.address(),
-                                clock.instant()).isPresent(),
-                        (id, clientId) -> access(id, clientId))
-                : null;
         this.changes = Executors.newSingleThreadExecutor(new DefaultThreadFactory("fleetmq-security-changes", true));
         this.timer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("fleetmq-security-timer", true));
         this.applied = io.micrometer.core.instrument.Counter.builder("fleetmq.security.changes.applied")
-                .description("Changes of credentials and blocked clients this node applied")
+                .description("Changes of credentials, blocked clients and authentication settings this node applied")
                 .register(meters);
+        this.settingsRejected = io.micrometer.core.instrument.Counter.builder("fleetmq.security.settings.rejected")
+                .description("Authentication settings from the admin API this node could not apply (it kept the ones before)")
+                .register(meters);
+        this.chain = firstChain(setup);
         Gauge.builder("fleetmq.auth.pending", pool, p -> p.getQueue().size())
                 .description("CONNECTs waiting for a password check or a credential read")
                 .register(meters);
@@ -118,9 +138,70 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         timer.scheduleWithFixedDelay(() -> changed(this::reloadQuietly), 30, 30, TimeUnit.SECONDS);
     }
 
+    /**
+     * The chain for {@code setup}; when a provider of its overrides cannot be built on this node (a
+     * key file it lacks), the configuration's own, so that the node starts.
+     */
+    private Chain firstChain(AuthSetup setup) {
+        try {
+            return built(setup);
+        } catch (RuntimeException e) {
+            if (setup.overrides().isEmpty()) {
+                throw e;
+            }
+            rejected = setup.overrides();
+            settingsRejected.increment();
+            log.error("Authentication settings stored through the admin API not applied ({}); starting with the "
+                    + "configuration's", e.getMessage());
+            return built(source.setup(java.util.Map.of()));
+        }
+    }
+
+    /** The chain for {@code setup}, its providers built; all or none. */
+    private Chain built(AuthSetup setup) {
+        java.util.Map<String, AuthProvider> others = factory.build(setup);
+        try {
+            return chain(setup, others);
+        } catch (RuntimeException e) {
+            ProviderFactory.closeAll(others);
+            throw e;
+        }
+    }
+
+    /** The chain for {@code setup}, with {@code others} (built by the factory for it). */
+    private Chain chain(AuthSetup setup, java.util.Map<String, AuthProvider> others) {
+        SecuritySettings settings = setup.security();
+        BasicProvider basic = new BasicProvider(credentials, settings.cacheTtl(), databaseAway);
+        List<AuthProvider> asked = new java.util.ArrayList<>();
+        for (String name : settings.providers()) {
+            if ("scram".equals(name)) {
+                continue; // enhanced authentication, chosen by the CONNECT's Authentication Method
+            }
+            AuthProvider p = "basic".equals(name) ? basic : others.get(name);
+            if (p == null) {
+                throw new IllegalArgumentException("no provider " + name);
+            }
+            asked.add(p);
+        }
+        ScramAuthentication scram = settings.providers().contains("scram")
+                ? new ScramAuthentication(credentials, pool, refusedLog,
+                        (request, username) -> blockList.match(request.clientId(), username, request.address(),
+                                clock.instant()).isPresent(),
+                        (id, clientId) -> access(id, clientId))
+                : null;
+        return new Chain(setup, settings.anonymousAllowed(bindAddress), basic, List.copyOf(asked),
+                java.util.Map.copyOf(others), scram, TopicRules.of(settings.anonymousPublish()),
+                TopicRules.of(settings.anonymousSubscribe()));
+    }
+
     /** Whether clients that no credential matches may connect. */
     public boolean anonymousAllowed() {
-        return anonymousAllowed;
+        return chain.anonymousAllowed();
+    }
+
+    /** The settings CONNECTs are checked with now. */
+    public AuthSetup setup() {
+        return chain.setup();
     }
 
     /**
@@ -131,7 +212,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
      */
     public void resync(Consumer<ClientAccess.Review> sessions) {
         this.sessions = sessions;
-        basic.clear();
+        chain.basic().clear();
         providersForget();
         reloadQuietly();
     }
@@ -146,6 +227,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             return CompletableFuture.completedFuture(refuse(request, ReasonCode.BANNED, RefusedConnection.BLOCKED));
         }
         AuthRequest auth = authRequest(request);
+        Chain c = chain; // this CONNECT meets one chain from start to end, whatever changes meanwhile
+        List<AuthProvider> providers = c.providers();
         // What providers can answer from memory is answered here: no wait behind a storm of hashes.
         int next = 0;
         for (; next < providers.size(); next++) {
@@ -154,18 +237,18 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 break;
             }
             if (!(quick instanceof AuthResult.NotMine)) {
-                return CompletableFuture.completedFuture(verdict(request, quick));
+                return CompletableFuture.completedFuture(verdict(c, request, quick));
             }
         }
         if (next == providers.size()) {
-            return CompletableFuture.completedFuture(anonymous(request));
+            return CompletableFuture.completedFuture(anonymous(c, request));
         }
         int from = next;
         CompletableFuture<Verdict> verdict = new CompletableFuture<>();
         try {
             pool.execute(() -> {
                 try {
-                    verdict.complete(ask(request, auth, from));
+                    verdict.complete(ask(c, request, auth, from));
                 } catch (RuntimeException e) {
                     log.warn("{}: authentication failed: {}", request.clientId(), e.toString());
                     verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
@@ -185,6 +268,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     @Override
     public CompletionStage<AuthStep> startAuthentication(ConnectRequest request, String method, byte[] data) {
         ScramAlgorithm algorithm = ScramAlgorithm.ofMechanism(method);
+        ScramAuthentication scram = chain.scram();
         if (scram == null || algorithm == null) {
             refusedLog.refused(request, request.connect().username(), data != null, RefusedConnection.BAD_AUTH_METHOD);
             return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
@@ -193,20 +277,20 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     /** Asks the providers from {@code from} on, in order, on an auth thread. */
-    private Verdict ask(ConnectRequest request, AuthRequest auth, int from) {
-        for (int i = from; i < providers.size(); i++) {
-            AuthResult result = providers.get(i).authenticate(auth);
+    private Verdict ask(Chain c, ConnectRequest request, AuthRequest auth, int from) {
+        for (int i = from; i < c.providers().size(); i++) {
+            AuthResult result = c.providers().get(i).authenticate(auth);
             if (!(result instanceof AuthResult.NotMine)) {
-                return verdict(request, result);
+                return verdict(c, request, result);
             }
         }
-        return anonymous(request);
+        return anonymous(c, request);
     }
 
-    private Verdict verdict(ConnectRequest request, AuthResult result) {
+    private Verdict verdict(Chain c, ConnectRequest request, AuthResult result) {
         if (result instanceof AuthResult.Allowed allowed) {
             Identity id = allowed.identity();
-            return Verdict.allowed(access(id, request.clientId()), id.clientType());
+            return Verdict.allowed(access(c, id, request.clientId()), id.clientType());
         }
         AuthResult.Denied denied = (AuthResult.Denied) result;
         return refuse(request, denied.code(), denied.reason());
@@ -224,10 +308,11 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     /** A CONNECT that no provider took. */
-    private Verdict anonymous(ConnectRequest request) {
-        if (anonymousAllowed) {
+    private Verdict anonymous(Chain c, ConnectRequest request) {
+        if (c.anonymousAllowed()) {
             return Verdict.allowed(new RuleAccess(null, request.connect().username(), request.clientId(),
-                    commonName(request), anonymousPublish, anonymousSubscribe, settings.denyDisconnect()), null);
+                    commonName(request), c.anonymousPublish(), c.anonymousSubscribe(), c.settings().denyDisconnect()),
+                    null);
         }
         // Never say which part was wrong: a user name or password that matches nothing is "bad".
         boolean triedCredentials = request.connect().username() != null || request.connect().password() != null;
@@ -237,16 +322,20 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     }
 
     private RuleAccess access(Identity id, String clientId) {
+        return access(chain, id, clientId);
+    }
+
+    private static RuleAccess access(Chain c, Identity id, String clientId) {
         return new RuleAccess(id.credentialId(), id.username(), clientId, id.commonName(),
                 rules(id.credentialId(), id.publish()), rules(id.credentialId(), id.subscribe()),
-                settings.denyDisconnect(), id.expiresAt());
+                c.settings().denyDisconnect(), id.expiresAt());
     }
 
     /** New rules of {@code c} for a client that keeps its user name, certificate name and expiry. */
     private RuleAccess access(Credential c, String clientId, ClientAccess before) {
         RuleAccess r = before instanceof RuleAccess ra ? ra : null;
         return new RuleAccess(c.id(), before.username(), clientId, r == null ? null : r.commonName(),
-                rules(c.id(), c.publish()), rules(c.id(), c.subscribe()), settings.denyDisconnect(),
+                rules(c.id(), c.publish()), rules(c.id(), c.subscribe()), chain.settings().denyDisconnect(),
                 r == null ? null : r.expiresAt());
     }
 
@@ -292,6 +381,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             case CREDENTIAL -> credentialChanged(change);
             case BLOCKED -> blockedChanged();
             case ADMIN_TOKEN -> { } // tokens are read from PostgreSQL on every call
+            case SETTINGS -> settingsChanged();
         }
         applied.increment();
     }
@@ -302,12 +392,12 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         try {
             now = change.deleted() ? Optional.empty() : credentials.get(change.id());
         } catch (RuntimeException e) {
-            basic.clear(); // what it matches now is unknown: nothing read before is trusted
+            chain.basic().clear(); // what it matches now is unknown: nothing read before is trusted
             log.warn("Credential {} changed but could not be read: {}; its clients keep their rules until they "
                     + "reconnect", change.id(), e.getMessage());
             return;
         }
-        basic.credentialChanged(change.id(), now.map(Credential::username).orElse(null),
+        chain.basic().credentialChanged(change.id(), now.map(Credential::username).orElse(null),
                 now.map(Credential::clientId).orElse(null));
         if (now.isEmpty() || change.accessChanged()) {
             // Its clients authenticated with what no longer holds: they connect again and are checked anew.
@@ -325,8 +415,9 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     /** Tells the providers other than basic that credentials changed. */
     private void providersForget() {
-        for (AuthProvider p : providers) {
-            if (p != basic) {
+        Chain c = chain;
+        for (AuthProvider p : c.providers()) {
+            if (p != c.basic()) {
                 try {
                     p.credentialsChanged();
                 } catch (RuntimeException e) {
@@ -356,7 +447,49 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         if (reloadBlocked() && !blockedIds.equals(before)) {
             reviewBlocked(); // an entry whose announcement this node missed
         }
-        basic.refreshCredentialsExist();
+        chain.basic().refreshCredentialsExist();
+        settingsChanged(); // overrides whose announcement this node missed
+    }
+
+    /**
+     * Reads the stored overrides of the {@code auth.*} settings and, when they differ from those in
+     * use, builds the chain they describe and puts it in place. Overrides this node cannot apply (a
+     * key file missing here, say) leave the chain as it was, logged and counted once.
+     */
+    private void settingsChanged() {
+        java.util.Map<String, String> stored;
+        try {
+            stored = source.stored();
+        } catch (RuntimeException e) {
+            log.debug("Authentication settings not read: {}", e.getMessage());
+            return;
+        }
+        Chain before = chain;
+        if (stored.equals(before.setup().overrides()) || stored.equals(rejected)) { // equals(null) is false
+            return;
+        }
+        Chain next;
+        try {
+            next = built(source.setup(stored));
+        } catch (RuntimeException e) {
+            rejected = stored;
+            settingsRejected.increment();
+            log.error("Authentication settings from the admin API not applied on this node, which keeps those "
+                    + "before: {}", e.getMessage());
+            return;
+        }
+        rejected = null;
+        next.basic().refreshCredentialsExist();
+        chain = next;
+        log.info("Authentication settings changed: providers {}, anonymous clients {}, {} setting(s) overridden "
+                + "through the admin API", next.settings().providers(), next.anonymousAllowed() ? "allowed" : "refused",
+                stored.size());
+        // CONNECTs that started with the chain before may still ask its providers.
+        try {
+            timer.schedule(() -> ProviderFactory.closeAll(before.others()), RETIRE_AFTER_SECONDS, TimeUnit.SECONDS);
+        } catch (RejectedExecutionException e) {
+            ProviderFactory.closeAll(before.others());
+        }
     }
 
     private boolean reloadBlocked() {
@@ -377,14 +510,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     @Override
     public void close() {
-        for (AuthProvider p : providers) {
-            try {
-                p.close();
-            } catch (Exception e) {
-                log.debug("Closing provider {}: {}", p.name(), e.toString());
-            }
-        }
         timer.shutdownNow();
+        ProviderFactory.closeAll(chain.others());
         changes.shutdownNow();
         pool.shutdownNow();
         refusedLog.flush();

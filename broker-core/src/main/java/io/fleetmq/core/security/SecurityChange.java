@@ -1,7 +1,7 @@
 package io.fleetmq.core.security;
 
 /**
- * A change of a credential or blocked entry, announced to every node so that each applies it to its
+ * A change of a credential, a blocked entry or the authentication settings, announced to every node so that each applies it to its
  * cache and its connected clients within a second. It names what changed; nodes read the new state
  * from PostgreSQL.
  *
@@ -13,7 +13,8 @@ package io.fleetmq.core.security;
  */
 public record SecurityChange(Kind kind, String id, boolean deleted, boolean accessChanged) {
 
-    public enum Kind { CREDENTIAL, BLOCKED, ADMIN_TOKEN }
+    /** {@code SETTINGS}: the runtime overrides of the {@code auth.*} settings changed (id {@code auth}). */
+    public enum Kind { CREDENTIAL, BLOCKED, ADMIN_TOKEN, SETTINGS }
 
     /** Where changes are announced; implemented over Kafka by the node. */
     public interface Announcer {
