@@ -157,4 +157,20 @@ class SettingsTest {
         ConfigException e = assertThrows(ConfigException.class, () -> load("listeners: [unclosed\n"));
         assertFalse(e.getMessage().contains("\n"), e.getMessage());
     }
+
+    @Test
+    void overridesLieOverFileAndEnvironmentAndNameOnlyDeclaredSettings() throws IOException {
+        env.put("AUTH_PROVIDERS", "basic,x509");
+        Settings base = load("auth:\n  jwt:\n    issuer: file-issuer\n");
+        Settings over = base.with(java.util.Map.of("auth.providers", "basic,jwt"));
+        assertEquals("basic,jwt", over.string("auth.providers"));
+        assertEquals("file-issuer", over.string("auth.jwt.issuer"), "what is not overridden stays");
+        assertEquals("basic,x509", base.string("auth.providers"), "the base is not changed");
+        assertThrows(IllegalArgumentException.class, () -> base.with(java.util.Map.of("auth.nope", "1")));
+
+        assertEquals(java.util.Optional.of("auth.jwt.hmac-secret"), base.keyOf("AUTH_JWT_HMAC_SECRET"));
+        assertEquals(java.util.Optional.of("auth.jwt.hmac-secret"), base.keyOf("auth.jwt.hmac-secret"));
+        assertEquals(java.util.Optional.empty(), base.keyOf("NO_SUCH_VARIABLE"));
+        assertEquals("AUTH_PROVIDERS", base.env("auth.providers"));
+    }
 }
