@@ -47,18 +47,7 @@ public final class AdminUsers {
             throw new IllegalArgumentException("passwordHash must not be empty");
         }
         try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                boolean created = createFirstLocked(c, username, passwordHash);
-                c.commit();
-                return created;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+            return Jdbc.inTransaction(c, tx -> createFirstLocked(tx, username, passwordHash));
         } catch (SQLException e) {
             throw Jdbc.failure("create the first admin user", e);
         }

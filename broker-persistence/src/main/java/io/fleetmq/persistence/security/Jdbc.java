@@ -1,6 +1,7 @@
 package io.fleetmq.persistence.security;
 
 import java.sql.BatchUpdateException;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,6 +18,30 @@ final class Jdbc {
     static final String FOREIGN_KEY_VIOLATION = "23503";
 
     private Jdbc() {
+    }
+
+    /** Work on a connection inside a transaction. */
+    interface Work<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in one transaction on {@code c}: committed when it returns, rolled back when
+     * it throws; the connection's auto-commit mode is restored either way.
+     */
+    static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            T result = work.run(c);
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
     }
 
     /** The id as a UUID, or empty when it cannot be one (then no row has it). */

@@ -64,29 +64,24 @@ public final class RefusedConnections {
         List<RefusedConnection> ordered = new ArrayList<>(batch);
         ordered.sort(Comparator.comparing(RefusedConnection::clientId));
         try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try (PreparedStatement st = c.prepareStatement(UPSERT)) {
-                for (RefusedConnection entry : ordered) {
-                    st.setString(1, entry.clientId());
-                    st.setString(2, entry.username());
-                    st.setString(3, entry.address());
-                    st.setBoolean(4, entry.passwordGiven());
-                    st.setBoolean(5, entry.tls());
-                    st.setString(6, entry.reason());
-                    Jdbc.setInstant(st, 7, entry.firstAt() == null ? entry.lastAt() : entry.firstAt());
-                    Jdbc.setInstant(st, 8, entry.lastAt());
-                    st.setLong(9, entry.count());
-                    st.addBatch();
+            Jdbc.inTransaction(c, tx -> {
+                try (PreparedStatement st = tx.prepareStatement(UPSERT)) {
+                    for (RefusedConnection entry : ordered) {
+                        st.setString(1, entry.clientId());
+                        st.setString(2, entry.username());
+                        st.setString(3, entry.address());
+                        st.setBoolean(4, entry.passwordGiven());
+                        st.setBoolean(5, entry.tls());
+                        st.setString(6, entry.reason());
+                        Jdbc.setInstant(st, 7, entry.firstAt() == null ? entry.lastAt() : entry.firstAt());
+                        Jdbc.setInstant(st, 8, entry.lastAt());
+                        st.setLong(9, entry.count());
+                        st.addBatch();
+                    }
+                    st.executeBatch();
                 }
-                st.executeBatch();
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+                return null;
+            });
         } catch (SQLException e) {
             throw Jdbc.failure("record " + batch.size() + " refused connections", e);
         }

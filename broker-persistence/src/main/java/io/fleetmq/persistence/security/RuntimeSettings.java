@@ -52,14 +52,12 @@ public final class RuntimeSettings {
             }
         }
         try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                try (PreparedStatement st = c.prepareStatement("DELETE FROM broker_setting WHERE starts_with(name, ?)")) {
+            Jdbc.inTransaction(c, tx -> {
+                try (PreparedStatement st = tx.prepareStatement("DELETE FROM broker_setting WHERE starts_with(name, ?)")) {
                     st.setString(1, prefix);
                     st.executeUpdate();
                 }
-                try (PreparedStatement st = c.prepareStatement(
+                try (PreparedStatement st = tx.prepareStatement(
                         "INSERT INTO broker_setting (name, value, updated_at) VALUES (?, to_jsonb(?::text), now())")) {
                     for (Map.Entry<String, String> e : values.entrySet()) {
                         st.setString(1, e.getKey());
@@ -68,13 +66,8 @@ public final class RuntimeSettings {
                     }
                     st.executeBatch();
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+                return null;
+            });
         } catch (SQLException e) {
             throw Jdbc.failure("store runtime settings", e);
         }
