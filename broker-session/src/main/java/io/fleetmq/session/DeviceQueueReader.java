@@ -56,6 +56,11 @@ final class DeviceQueueReader {
     private boolean reading;
     /** Entries may wait in the queue beyond {@link #queueSeq}. */
     private boolean behind;
+    /**
+     * The queue grew while a read was on its way: Redis may have run the read before the new entry
+     * was stored, so the read's answer does not say that nothing more waits.
+     */
+    private boolean grewWhileReading;
 
     /** @param afterRead fills what room a read left with what else waits for it */
     DeviceQueueReader(String clientId, SessionServices services, Connection connection, OutboundFlow outbound,
@@ -99,6 +104,7 @@ final class DeviceQueueReader {
         }
         reading = true;
         behind = false;
+        grewWhileReading = false;
         int max = Math.min(room, 256);
         // The room is the read's until it answers: what arrives in memory meanwhile waits for more.
         outbound.reserve(max);
@@ -128,7 +134,7 @@ final class DeviceQueueReader {
                 deliver(e.seq(), e.value(), e.packetId());
             }
         }
-        behind = entries.size() >= max;
+        behind = entries.size() >= max || grewWhileReading;
         read();
         afterRead.run();
     }
@@ -143,6 +149,7 @@ final class DeviceQueueReader {
             send(q.seq(), Delivery.of(clientId, q.message().message(), q.message().matched()), 0);
         } else {
             behind = true;
+            grewWhileReading |= reading;
             read();
         }
     }

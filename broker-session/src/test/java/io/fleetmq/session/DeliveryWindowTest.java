@@ -57,6 +57,25 @@ class DeliveryWindowTest {
         assertEquals(0, h.droppedTotal());
     }
 
+    @Test
+    void anEntryQueuedWhileAReadIsOnItsWayIsSentWithoutWaitingForTheNextMessage() {
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        RecordingConnection c = h.connect(CLIENT, false, 3600, RECEIVE_MAXIMUM);
+        h.subscribe(CLIENT, c, "t/#", 1);
+        h.lose(CLIENT, c);
+        h.deviceQueues.holdReads = true;
+        h.deviceQueues.readAsAsked = true;
+        c = h.connect(CLIENT, false, 3600, RECEIVE_MAXIMUM); // reads its queue (empty when Redis runs the read)
+
+        h.queue(CLIENT, h.message("t/late", 1), 1); // stored, and the session told, before the read's answer arrives
+        h.deviceQueues.answerReads();
+        h.actors.runAll();
+        h.deviceQueues.answerReads(); // the read the notification asked for
+        h.actors.runAll();
+
+        assertEquals(List.of("t/late"), c.publishedTopics(), "the last message of a burst does not wait for another");
+    }
+
     /** PUBLISH packets written minus the acknowledgements the test sent for them. */
     private static int unacknowledged(RecordingConnection c) {
         Set<Integer> open = new HashSet<>();

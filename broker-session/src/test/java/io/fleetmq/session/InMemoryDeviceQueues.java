@@ -18,13 +18,20 @@ import java.util.concurrent.CompletionStage;
  */
 final class InMemoryDeviceQueues implements DeviceQueueStore {
 
-    private record Read(String clientId, long afterSeq, int max, CompletableFuture<List<DeviceQueues.Entry>> answer) {
+    /** {@code asAsked}: what the queue held when the read was asked for, or null to read it when answering. */
+    private record Read(String clientId, long afterSeq, int max, CompletableFuture<List<DeviceQueues.Entry>> answer,
+            List<DeviceQueues.Entry> asAsked) {
     }
 
     private final Map<String, TreeMap<Long, DeviceQueues.Entry>> queues = new HashMap<>();
     private final List<Read> held = new ArrayList<>();
     private long lastSeq;
     boolean holdReads;
+    /**
+     * Held reads answer with what the queue held when they were asked for (Redis ran them at once; the
+     * answer is on its way), not with what it holds when the test answers them.
+     */
+    boolean readAsAsked;
     /** The {@code max} of every read asked for, in order. */
     final List<Integer> readSizes = new ArrayList<>();
 
@@ -44,7 +51,8 @@ final class InMemoryDeviceQueues implements DeviceQueueStore {
     void answerReads() {
         List<Read> now = List.copyOf(held);
         held.clear();
-        now.forEach(r -> r.answer().complete(readNow(r.clientId(), r.afterSeq(), r.max())));
+        now.forEach(r -> r.answer().complete(r.asAsked() != null ? r.asAsked()
+                : readNow(r.clientId(), r.afterSeq(), r.max())));
     }
 
     @Override
@@ -52,7 +60,7 @@ final class InMemoryDeviceQueues implements DeviceQueueStore {
         readSizes.add(max);
         if (holdReads) {
             CompletableFuture<List<DeviceQueues.Entry>> answer = new CompletableFuture<>();
-            held.add(new Read(clientId, afterSeq, max, answer));
+            held.add(new Read(clientId, afterSeq, max, answer, readAsAsked ? readNow(clientId, afterSeq, max) : null));
             return answer;
         }
         return CompletableFuture.completedFuture(readNow(clientId, afterSeq, max));
