@@ -108,13 +108,9 @@ final class Messaging implements AutoCloseable {
 
     /**
      * @param previousIncarnation the incarnation this node had before it fenced itself, or 0
+     * @param local               what the node says about itself, and whether it is drained (kept
+     *                            across incarnations)
      */
-    Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters,
-            long previousIncarnation, MqttSecurity security) {
-        this(config, kafka, admin, redis, meters, previousIncarnation, security, new LocalNode());
-    }
-
-    /** @param local what the node says about itself, and whether it is drained (kept across incarnations) */
     Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters,
             long previousIncarnation, MqttSecurity security, LocalNode local) {
         this.config = config;
