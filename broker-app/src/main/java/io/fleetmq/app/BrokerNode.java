@@ -185,8 +185,9 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("security announcements", securityChanges));
         connectAdminApi(database);
 
+        LocalNode local = new LocalNode();
         Incarnations incarnations = new Incarnations(
-                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous, security),
+                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous, security, local),
                 metrics.registry());
         try {
             incarnations.start();
@@ -198,8 +199,15 @@ public final class BrokerNode implements AutoCloseable {
         dependency(incarnations.clusterHealth(), Readiness.Impact.REQUIRED);
         // Not ready once a background loop gave up; the incarnation then fences itself and is replaced.
         readiness.register(incarnations.loopsHealth(), Readiness.Impact.REQUIRED);
+        // Not ready while an operator has the node drained, so load balancers send clients elsewhere.
+        readiness.register(local.health(), Readiness.Impact.REQUIRED);
+        AdminMessaging adminMessaging = new AdminMessaging(incarnations, config);
+        adminApi.retainedMessages(adminMessaging);
+        adminApi.clusterNodes(adminMessaging);
 
         bindMqttListeners(loops, incarnations.connectionHandlers());
+        mqttListeners.stream().filter(l -> l.name().equals("TCP")).findFirst()
+                .ifPresent(l -> local.address(l.address().getHostString() + ":" + l.port()));
 
         readiness.started();
         double seconds = (System.nanoTime() - t0) / 1e9;

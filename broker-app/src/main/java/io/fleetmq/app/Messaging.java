@@ -92,6 +92,8 @@ final class Messaging implements AutoCloseable {
     private final DeadLetters deadLetters;
     private final BrokerTopics topics;
     private final RetainedRouting retainedRouting;
+    private final RetainedIndex<BrokerMessage> retained;
+    private final LocalNode local;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -106,10 +108,13 @@ final class Messaging implements AutoCloseable {
 
     /**
      * @param previousIncarnation the incarnation this node had before it fenced itself, or 0
+     * @param local               what the node says about itself, and whether it is drained (kept
+     *                            across incarnations)
      */
     Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters,
-            long previousIncarnation, MqttSecurity security) {
+            long previousIncarnation, MqttSecurity security, LocalNode local) {
         this.config = config;
+        this.local = local;
         this.meters = meters;
         ClusterSettings cluster = config.cluster();
         String nodeId = config.nodeId();
@@ -134,6 +139,7 @@ final class Messaging implements AutoCloseable {
         SubscriptionTrie subscriptions = new SubscriptionTrie();
         RetainedIndex<BrokerMessage> retained = new RetainedIndex<>(RetainedWeight::of,
                 RetainedIndex.DEFAULT_PENDING_LIFETIME, System::nanoTime);
+        this.retained = retained;
         retained.bound(config.maxRetainedMessages(), config.maxRetainedBytes());
         this.publishLog = new PublishLog(kafka, meters, io.fleetmq.kafka.publish.ConfirmedProducer.DEFAULT_MAX_BLOCK,
                 config.publishBufferBytes());
@@ -165,6 +171,9 @@ final class Messaging implements AutoCloseable {
                 new AppBacklogs(kafka, appTopics, loops),
                 new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()), security);
         this.sessions = new SessionRegistry(services);
+        if (local.draining()) {
+            sessions.drain(cluster.shutdownServerReference()); // drained before this incarnation: still
+        }
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes());
 
@@ -189,11 +198,12 @@ final class Messaging implements AutoCloseable {
             RetainedIndex<BrokerMessage> retained, ClusterLink link, AppTopics appTopics, DeviceQueues deviceQueues,
             MessageDrops drops, long previousIncarnation) {
         String nodeId = config.nodeId();
-        inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, sessions::command, router::downlink, meters, loops);
+        inbox = new NodeInbox(kafka, nodeId, downlinkPartitions, this::command, router::downlink, meters, loops);
         inbox.start();
         closeables.push(inbox);
 
         // The node's copies of the shared state must be complete before it takes clients.
+        membership.describeWith(() -> local.info(sessions.connectedCount()));
         membership.start(requestTimeout.multipliedBy(3), previousIncarnation);
         membership.onFenced(() -> fenceListeners.forEach(Runnable::run));
         // A loop of the node that cannot recover leaves it half alive: fence it, so it comes back whole.
@@ -298,6 +308,50 @@ final class Messaging implements AutoCloseable {
     /** This incarnation's identity in the cluster. */
     long incarnation() {
         return membership.incarnation();
+    }
+
+    /** A command of the node topic: a drain is for the node, the others for a session. */
+    private void command(io.fleetmq.core.cluster.NodeCommand command) {
+        if (command instanceof io.fleetmq.core.cluster.NodeCommand.Drain d) {
+            if (local.draining(d.drain())) {
+                log.info("Node {} {} at the request of node {}", config.nodeId(),
+                        d.drain() ? "drains: its clients are sent to other nodes and new ones refused"
+                                : "is undrained: it takes clients again", d.requestedBy());
+            }
+            if (d.drain()) {
+                sessions.drain(config.cluster().shutdownServerReference());
+            } else {
+                sessions.undrain();
+            }
+            membership.beatNow(); // the cluster sees the new state at once, not at the next heartbeat
+            return;
+        }
+        sessions.command(command);
+    }
+
+    /**
+     * Asks node {@code nodeId} (this one too) through its node topic to drain or to take clients
+     * again, as the connect sequence tells a node of its sessions.
+     *
+     * @return completes once Kafka stored the command
+     */
+    java.util.concurrent.CompletableFuture<?> sendDrain(String nodeId, boolean drain) {
+        return clusterProducer.send(topics.node(nodeId), nodeId, ClusterCodec.encode(
+                new io.fleetmq.core.cluster.NodeCommand.Drain(drain, config.nodeId())));
+    }
+
+    /** The retained messages this node knows: the whole cluster's, with this node's pending changes. */
+    RetainedIndex<BrokerMessage> retained() {
+        return retained;
+    }
+
+    PublishLog publishLog() {
+        return publishLog;
+    }
+
+    /** Whether this incarnation fenced itself off the cluster. */
+    boolean fenced() {
+        return fenced || membership.fenced();
     }
 
     private void route(PublishedRecord record) {

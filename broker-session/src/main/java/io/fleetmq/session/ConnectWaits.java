@@ -66,6 +66,9 @@ final class ConnectWaits {
         void accept(Pending p, long epoch, boolean sessionPresent, boolean queuing);
     }
 
+    /** Reason string of a CONNECT refused because the node is drained. */
+    static final String DRAINING = "this node is drained; connect to another node";
+
     private final String clientId;
     private final SessionServices services;
     private final SessionGuard guard;
@@ -74,6 +77,7 @@ final class ConnectWaits {
     private final Acceptor acceptor;
     private final Runnable refused;
     private final Consumer<Runnable> resumeInboundQos2;
+    private final java.util.function.BooleanSupplier draining;
     /** By request ID, in arrival order. */
     private final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
 
@@ -83,9 +87,12 @@ final class ConnectWaits {
      * @param acceptor          makes an accepted CONNECT the session's connection
      * @param refused           told when a CONNECT was refused
      * @param resumeInboundQos2 runs its task once the QoS 2 receipts of earlier connections are known
+     * @param draining          whether an operator drained the node: CONNECTs are refused
      */
     ConnectWaits(String clientId, SessionServices services, SessionGuard guard, Consumer<Runnable> tell,
-            LongSupplier epoch, Acceptor acceptor, Runnable refused, Consumer<Runnable> resumeInboundQos2) {
+            LongSupplier epoch, Acceptor acceptor, Runnable refused, Consumer<Runnable> resumeInboundQos2,
+            java.util.function.BooleanSupplier draining) {
+        this.draining = draining;
         this.clientId = clientId;
         this.services = services;
         this.guard = guard;
@@ -122,6 +129,12 @@ final class ConnectWaits {
             // A node that cannot confirm its place in the cluster must not take sessions [MQTT-3.2.2-7].
             conn.sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE,
                     "this node is fenced off from the cluster; connect to another node"));
+            refused.run();
+            return;
+        }
+        if (draining.getAsBoolean()) {
+            // The operator moves clients off this node; the load balancer stops sending them soon.
+            conn.sendAndClose(Packet.ConnAck.refuse(ReasonCode.USE_ANOTHER_SERVER, DRAINING));
             refused.run();
             return;
         }
@@ -331,11 +344,15 @@ final class ConnectWaits {
 
     /** The node fenced itself: every waiting CONNECT is refused with 0x88. */
     void refuseAll() {
+        refuseAll(ReasonCode.SERVER_UNAVAILABLE, "this node is fenced off from the cluster; connect to another node");
+    }
+
+    /** Every waiting CONNECT is refused with {@code code} (3.1.1: 3 Server unavailable). */
+    void refuseAll(ReasonCode code, String reason) {
         for (String requestId : List.copyOf(pending.keySet())) {
             Pending p = pending.remove(requestId);
             p.timeout().cancel(false);
-            p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE,
-                    "this node is fenced off from the cluster; connect to another node"));
+            p.conn().sendAndClose(Packet.ConnAck.refuse(code, reason));
         }
     }
 }

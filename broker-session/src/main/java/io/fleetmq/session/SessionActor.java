@@ -79,7 +79,7 @@ public final class SessionActor {
         this.lifetime = new SessionLifetime(clientId, services, mailbox, this::onWillDue, this::onExpired,
                 will -> ConnectWaits.willAllowed(access, will));
         this.connects = new ConnectWaits(clientId, services, services.guard(), mailbox::tell, () -> epoch, this::accept,
-                this::connectRefused, next -> inboundQos2.resume(mailbox::tell, next));
+                this::connectRefused, next -> inboundQos2.resume(mailbox::tell, next), registry::draining);
         this.inbound = new InboundFlow(clientId, services, connection, inboundQos2, () -> access, mailbox::tell,
                 lifetime::expirySeconds, (code, reason) -> disconnect(code, reason, true));
         this.outbound = new OutboundFlow(services, connection);
@@ -218,6 +218,18 @@ public final class SessionActor {
         mailbox.tell(() -> {
             connects.refuseAll();
             sendElsewhere(serverReference, "this node is fenced off from the cluster; connect to another node");
+        });
+    }
+
+    /**
+     * An operator drained the node: CONNECTs still waiting are refused with 0x9C and the client is
+     * sent elsewhere (0x9C Use another server, with {@code serverReference} when one is configured).
+     * No will is published: the client is expected to reconnect to another node at once.
+     */
+    void drained(String serverReference) {
+        mailbox.tell(() -> {
+            connects.refuseAll(ReasonCode.USE_ANOTHER_SERVER, ConnectWaits.DRAINING);
+            sendElsewhere(serverReference, "this node is drained; connect to another node");
         });
     }
 

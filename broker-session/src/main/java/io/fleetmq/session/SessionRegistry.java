@@ -18,6 +18,8 @@ public final class SessionRegistry {
 
     private final SessionServices services;
     private final ConcurrentMap<String, SessionActor> sessions = new ConcurrentHashMap<>();
+    /** Set while the node is drained: its clients go elsewhere and new CONNECTs are refused. */
+    private volatile boolean draining;
 
     public SessionRegistry(SessionServices services) {
         this.services = services;
@@ -80,6 +82,9 @@ public final class SessionRegistry {
 
     /** An answer or command of the connect sequence for this node. */
     public void command(NodeCommand command) {
+        if (command.clientId() == null) {
+            return; // addressed to the node (a drain), handled where the node is wired
+        }
         SessionActor actor = sessions.get(command.clientId());
         if (command instanceof NodeCommand.ConnectAccepted a) {
             if (actor != null) {
@@ -105,6 +110,42 @@ public final class SessionRegistry {
         for (SessionActor actor : sessions.values()) {
             actor.fenced(serverReference);
         }
+    }
+
+    /**
+     * An operator drains the node: every connected client is sent to another node (0x9C Use another
+     * server, with {@code serverReference} if not null; a 3.1.1 client's connection is closed), and
+     * from now on CONNECTs are refused (CONNACK 0x9C; 3.1.1: 3 Server unavailable) until
+     * {@link #undrain()}. Sessions stay, for their clients to resume on another node. The flag is
+     * set before the sessions are told, so a CONNECT that reaches a session after them is refused by
+     * the flag, and one already waiting is refused by the session.
+     */
+    public void drain(String serverReference) {
+        draining = true;
+        for (SessionActor actor : sessions.values()) {
+            actor.drained(serverReference);
+        }
+    }
+
+    /** The node takes clients again. */
+    public void undrain() {
+        draining = false;
+    }
+
+    /** Whether the node is drained: CONNECTs are refused. */
+    public boolean draining() {
+        return draining;
+    }
+
+    /** Sessions with a connected client; may lag by one step of each session. */
+    public int connectedCount() {
+        int n = 0;
+        for (SessionActor actor : sessions.values()) {
+            if (actor.isOnline()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /**

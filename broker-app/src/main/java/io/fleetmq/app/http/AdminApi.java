@@ -28,6 +28,8 @@ public final class AdminApi {
     private volatile SecurityStores stores;
     private volatile InitialAdmin initialAdmin;
     private volatile AuthSettingsRoutes.Control authSettings;
+    private volatile RetainedMessages retainedMessages;
+    private volatile ClusterNodes clusterNodes;
     private AuthRoutes auth;
 
     /**
@@ -73,6 +75,24 @@ public final class AdminApi {
         };
     }
 
+    /** Lets the API read and change retained messages and publish (until then it answers 503). */
+    public void retainedMessages(RetainedMessages messages) {
+        this.retainedMessages = messages;
+    }
+
+    /** Lets the API list the cluster's nodes and drain them (until then it answers 503). */
+    public void clusterNodes(ClusterNodes nodes) {
+        this.clusterNodes = nodes;
+    }
+
+    RetainedMessages retainedMessages() {
+        return retainedMessages;
+    }
+
+    ClusterNodes clusterNodes() {
+        return clusterNodes;
+    }
+
     AuthSettingsRoutes.Control authSettingsControl() {
         return authSettings;
     }
@@ -86,6 +106,9 @@ public final class AdminApi {
         new BlockedRoutes(this).addTo(table);
         new RefusedConnectionRoutes(this).addTo(table);
         new AuthSettingsRoutes(this).addTo(table);
+        new RetainedRoutes(this).addTo(table);
+        new PublishRoutes(this).addTo(table);
+        new ClusterNodeRoutes(this).addTo(table);
         return table;
     }
 

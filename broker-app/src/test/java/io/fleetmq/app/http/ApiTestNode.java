@@ -55,6 +55,11 @@ final class ApiTestNode implements AutoCloseable {
         return broker.node().httpPort();
     }
 
+    /** The node's MQTT TCP port. */
+    int mqttPort() {
+        return broker.mqttPort();
+    }
+
     /** A pool on this node's schema, for what a test writes or reads besides the API. */
     synchronized Database database() {
         if (database == null) {

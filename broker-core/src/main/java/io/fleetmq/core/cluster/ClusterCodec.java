@@ -26,6 +26,8 @@ public final class ClusterCodec {
     private static final byte NODE_STATUS = 1;
     private static final byte SESSION_STATE = 2;
     private static final byte SUBSCRIPTIONS = 3;
+    /** A heartbeat's {@link NodeInfo}, in a record header; later versions may append fields. */
+    private static final byte NODE_INFO = 6;
     private static final byte EVENT_CONNECT = 10;
     private static final byte EVENT_DISCONNECTED = 11;
     private static final byte EVENT_WILL_PUBLISHED = 12;
@@ -33,6 +35,8 @@ public final class ClusterCodec {
     private static final byte COMMAND_CONNECT_ACCEPTED = 20;
     private static final byte COMMAND_TAKE_OVER = 21;
     private static final byte COMMAND_QUEUED = 22;
+    /** Older nodes skip it as a malformed record (counted, logged) and go on. */
+    private static final byte COMMAND_DRAIN = 27;
     private static final byte DOWNLINK = 30;
     /** A part of a split downlink after the first: {@link #DOWNLINK} with the part number after the offset. */
     private static final byte DOWNLINK_PART = 31;
@@ -50,6 +54,16 @@ public final class ClusterCodec {
             out.writeLong(s.incarnation());
             out.writeBoolean(s.up());
             out.writeLong(s.heartbeatMillis());
+        });
+    }
+
+    public static byte[] encode(NodeInfo i) {
+        return write(NODE_INFO, out -> {
+            str(out, i.address());
+            out.writeLong(i.startedAtMillis());
+            str(out, i.version());
+            out.writeInt(i.connectedSessions());
+            out.writeBoolean(i.draining());
         });
     }
 
@@ -131,6 +145,11 @@ public final class ClusterCodec {
                 str(out, q.clientId());
                 out.writeLong(q.seq());
                 bytes(out, encode(q.message()));
+            });
+        } else if (command instanceof NodeCommand.Drain d) {
+            return write(COMMAND_DRAIN, out -> {
+                out.writeBoolean(d.drain());
+                str(out, d.requestedBy());
             });
         }
         throw new IllegalArgumentException("unknown command " + command);
@@ -252,6 +271,18 @@ public final class ClusterCodec {
         return read(bytes, NODE_STATUS, in -> new NodeStatus(str(in), in.getLong(), bool(in), in.getLong()));
     }
 
+    /**
+     * A heartbeat's {@link NodeInfo}. Bytes after the fields known here are what a later version
+     * added, and are skipped rather than refused.
+     */
+    public static NodeInfo decodeNodeInfo(byte[] bytes) throws MessageFormatException {
+        return read(bytes, NODE_INFO, in -> {
+            NodeInfo info = new NodeInfo(str(in), in.getLong(), str(in), in.getInt(), bool(in));
+            in.position(in.limit()); // fields of a later version
+            return info;
+        });
+    }
+
     public static SessionState decodeSessionState(byte[] bytes) throws MessageFormatException {
         return read(bytes, SESSION_STATE, in -> {
             String clientId = str(in);
@@ -306,6 +337,8 @@ public final class ClusterCodec {
                     return new NodeCommand.TakeOver(str(in), in.getLong());
                 case COMMAND_QUEUED:
                     return new NodeCommand.Queued(str(in), in.getLong(), decodeDownlink(bytes(in)));
+                case COMMAND_DRAIN:
+                    return new NodeCommand.Drain(bool(in), str(in));
                 default:
                     throw new MessageFormatException("not a node command: type " + type);
             }

@@ -5,6 +5,7 @@ import java.util.Objects;
 /** What the connect sequence tells one node, through that node's {@code node.<node>} topic. */
 public sealed interface NodeCommand {
 
+    /** The client the command is about; null for a command to the node itself ({@link Drain}). */
     String clientId();
 
     /**
@@ -39,6 +40,23 @@ public sealed interface NodeCommand {
         public Queued {
             Objects.requireNonNull(clientId, "clientId");
             Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /**
+     * An operator asks the node to send its clients to other nodes and refuse new ones
+     * ({@code drain} true), or to take clients again (false). Addressed to the node, not a client.
+     *
+     * @param requestedBy the node whose admin API took the request, for the log
+     */
+    record Drain(boolean drain, String requestedBy) implements NodeCommand {
+        public Drain {
+            Objects.requireNonNull(requestedBy, "requestedBy");
+        }
+
+        @Override
+        public String clientId() {
+            return null;
         }
     }
 }

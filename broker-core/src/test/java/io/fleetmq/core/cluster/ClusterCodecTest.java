@@ -96,4 +96,23 @@ class ClusterCodecTest {
         assertThrows(MessageFormatException.class,
                 () -> ClusterCodec.decodeSubscriptions(text.getBytes(StandardCharsets.ISO_8859_1)));
     }
+
+    @Test
+    void aDrainCommandAndNodeInfoSurviveARoundTripAndInfoOfALaterVersionIsRead() throws MessageFormatException {
+        NodeCommand drain = new NodeCommand.Drain(true, "node-1");
+        assertEquals(drain, ClusterCodec.decodeCommand(ClusterCodec.encode(drain)));
+        NodeInfo info = new NodeInfo("10.0.0.1:1883", 1_700_000_000_000L, "1.2.3", 17, true);
+        byte[] bytes = ClusterCodec.encode(info);
+        assertEquals(info, ClusterCodec.decodeNodeInfo(bytes));
+        byte[] later = Arrays.copyOf(bytes, bytes.length + 5); // fields a later version added
+        assertEquals(info, ClusterCodec.decodeNodeInfo(later));
+        NodeInfo unknown = new NodeInfo(null, 0, null, 0, false);
+        assertEquals(unknown, ClusterCodec.decodeNodeInfo(ClusterCodec.encode(unknown)));
+    }
+
+    @Test
+    void aCommandOfAnUnknownTypeIsRefusedAsMalformed() {
+        byte[] unknown = {ClusterCodec.FORMAT_VERSION, 99, 0, 0};
+        assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeCommand(unknown));
+    }
 }

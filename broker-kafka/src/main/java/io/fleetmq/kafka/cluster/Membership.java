@@ -1,6 +1,7 @@
 package io.fleetmq.kafka.cluster;
 
 import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.cluster.NodeInfo;
 import io.fleetmq.core.cluster.NodeStatus;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.kafka.BrokerTopics;
@@ -53,6 +54,11 @@ import org.slf4j.LoggerFactory;
 public final class Membership implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Membership.class);
+    /**
+     * Header of a heartbeat record carrying the node's {@link NodeInfo}: a header, so that nodes
+     * which do not know it read the record's value as before.
+     */
+    static final String INFO_HEADER = "fleetmq-node-info";
 
     private final ClusterSettings settings;
     private final LongSupplier wallClock;
@@ -86,8 +92,19 @@ public final class Membership implements AutoCloseable {
     private volatile boolean started;
     private volatile String fenceReason;
     private long lastHeartbeatMillis;
+    /** What this node says about itself with each heartbeat; null: nothing. */
+    private volatile java.util.function.Supplier<NodeInfo> info;
 
-    private record Seen(NodeStatus status, long receivedNanos) {
+    private record Seen(NodeStatus status, long receivedNanos, NodeInfo info) {
+    }
+
+    /**
+     * A node as this node knows it, for operators.
+     *
+     * @param info  what it said about itself with its latest heartbeat; null if it said nothing
+     * @param alive whether this node counts it alive
+     */
+    public record Member(NodeStatus status, NodeInfo info, boolean alive) {
     }
 
     public Membership(KafkaClients clients, Admin admin, ClusterSettings settings, LongSupplier wallClock) {
@@ -143,6 +160,23 @@ public final class Membership implements AutoCloseable {
 
     public long incarnation() {
         return incarnation;
+    }
+
+    /**
+     * Sends {@code supplier}'s info with every heartbeat from now on; it is asked on the heartbeat
+     * thread, so it must be quick and must not block.
+     */
+    public void describeWith(java.util.function.Supplier<NodeInfo> supplier) {
+        this.info = supplier;
+    }
+
+    /** Sends a heartbeat now rather than at the next interval, so a change of its info shows at once. */
+    public void beatNow() {
+        try {
+            threads.execute(this::beat);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("Membership stopped; no extra heartbeat");
+        }
     }
 
     /** Called with a dead node's last status, once per incarnation. */
@@ -217,7 +251,7 @@ public final class Membership implements AutoCloseable {
         NodeStatus status = new NodeStatus(settings.nodeId(), incarnation, up, millis);
         CompletableFuture<Void> stored = new CompletableFuture<>();
         try {
-            producer.send(new ProducerRecord<>(topic, settings.nodeId(), ClusterCodec.encode(status)), (m, e) -> {
+            producer.send(record(status), (m, e) -> {
                 if (e == null) {
                     confirmed(sentNanos);
                     stored.complete(null);
@@ -231,6 +265,37 @@ public final class Membership implements AutoCloseable {
             stored.completeExceptionally(e);
         }
         return stored;
+    }
+
+    /** The heartbeat record, with this node's info in a header when it has any to give. */
+    private ProducerRecord<String, byte[]> record(NodeStatus status) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, settings.nodeId(),
+                ClusterCodec.encode(status));
+        java.util.function.Supplier<NodeInfo> source = info;
+        if (source != null && status.up()) {
+            try {
+                NodeInfo now = source.get();
+                if (now != null) {
+                    record.headers().add(INFO_HEADER, ClusterCodec.encode(now));
+                }
+            } catch (RuntimeException e) {
+                log.warn("Node info not sent with the heartbeat: {}", e.toString());
+            }
+        }
+        return record;
+    }
+
+    private static NodeInfo info(ConsumerRecord<String, byte[]> record) {
+        org.apache.kafka.common.header.Header h = record.headers().lastHeader(INFO_HEADER);
+        if (h == null || h.value() == null) {
+            return null;
+        }
+        try {
+            return ClusterCodec.decodeNodeInfo(h.value());
+        } catch (MessageFormatException e) {
+            log.debug("Skipping malformed node info at offset {}: {}", record.offset(), e.getMessage());
+            return null;
+        }
     }
 
     private void status(NodeStatus status) {
@@ -339,7 +404,11 @@ public final class Membership implements AutoCloseable {
                 // The node restarted or rejoined: its earlier incarnation is over, whatever it said last.
                 superseded.add(previous.status());
             }
-            return new Seen(status, now);
+            NodeInfo said = info(record);
+            if (said == null && previous != null && previous.status().incarnation() == status.incarnation()) {
+                said = previous.info(); // a record without info (say, the one saying it left) keeps the last
+            }
+            return new Seen(status, now, said);
         });
     }
 
@@ -381,6 +450,25 @@ public final class Membership implements AutoCloseable {
         Map<String, NodeStatus> all = new java.util.HashMap<>();
         latest.forEach((id, s) -> all.put(id, s.status()));
         return Map.copyOf(all);
+    }
+
+    /**
+     * Every node heard of, with what it said about itself and whether it counts as alive; this node
+     * with its info as of now.
+     */
+    public Map<String, Member> members() {
+        Map<String, Member> all = new java.util.TreeMap<>();
+        latest.forEach((id, s) -> all.put(id, new Member(s.status(), s.info(), alive(s))));
+        java.util.function.Supplier<NodeInfo> source = info;
+        Member own = all.get(settings.nodeId());
+        NodeStatus ownStatus = own != null && own.status().incarnation() == incarnation ? own.status()
+                : new NodeStatus(settings.nodeId(), incarnation, true, lastHeartbeatMillis());
+        all.put(settings.nodeId(), new Member(ownStatus, source != null ? source.get() : null, !fenced.get()));
+        return all;
+    }
+
+    private synchronized long lastHeartbeatMillis() {
+        return lastHeartbeatMillis;
     }
 
     /** Time since this node's newest confirmed heartbeat was sent. */

@@ -61,6 +61,24 @@ public final class PublishLog implements AutoCloseable {
     }
 
     /**
+     * {@link #append}, telling where the message was stored: for callers that report it, such as
+     * the admin API's publish.
+     *
+     * @return completes with the message's partition and offset in the {@code publish} topic once
+     *         Kafka stored it; fails as {@link #append} does
+     */
+    public CompletableFuture<LogPosition> appendAt(BrokerMessage message) {
+        BiConsumer<BrokerMessage, LogPosition> listener = retainedStored;
+        LogPosition[] at = new LogPosition[1];
+        return producer.send(message.publisherId(), message, List.of(), stored -> {
+            at[0] = new LogPosition(stored.partition(), stored.offset());
+            if (message.retain() && listener != null) {
+                listener.accept(message, at[0]);
+            }
+        }).thenApply(ignored -> at[0]);
+    }
+
+    /**
      * Tells {@code listener} of every retained message with its position once Kafka stored it and
      * before {@link #append}'s future completes, so the node knows the change before it acknowledges
      * it. Runs on the producer's I/O thread: it must be short and never block.
