@@ -28,6 +28,7 @@ public final class AdminApi {
     private volatile SecurityStores stores;
     private volatile InitialAdmin initialAdmin;
     private volatile AuthSettingsRoutes.Control authSettings;
+    private volatile OperationsView operations;
     private AuthRoutes auth;
 
     /**
@@ -73,6 +74,19 @@ public final class AdminApi {
         };
     }
 
+    /** Lets the API show dropped messages, statistics and shared subscriptions of the cluster. */
+    public void operations(OperationsView view) {
+        this.operations = view;
+    }
+
+    OperationsView operations() {
+        OperationsView v = operations;
+        if (v == null) {
+            throw ApiException.unavailable("the node is starting; try again shortly");
+        }
+        return v;
+    }
+
     AuthSettingsRoutes.Control authSettingsControl() {
         return authSettings;
     }
@@ -86,6 +100,7 @@ public final class AdminApi {
         new BlockedRoutes(this).addTo(table);
         new RefusedConnectionRoutes(this).addTo(table);
         new AuthSettingsRoutes(this).addTo(table);
+        new OperationsRoutes(this).addTo(table);
         return table;
     }
 
