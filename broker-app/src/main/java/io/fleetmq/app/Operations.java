@@ -4,7 +4,6 @@ import io.fleetmq.app.http.OperationsView;
 import io.fleetmq.app.http.OpsModels;
 import io.fleetmq.app.ops.OpsExchange;
 import io.fleetmq.app.ops.Sample;
-import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.session.RecentDrops;
