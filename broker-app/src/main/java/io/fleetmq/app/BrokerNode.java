@@ -186,8 +186,11 @@ public final class BrokerNode implements AutoCloseable {
         connectAdminApi(database);
 
         LocalNode local = new LocalNode();
+        // The node's recent drops outlive its incarnations, like its meters.
+        io.fleetmq.session.RecentDrops recentDrops = new io.fleetmq.session.RecentDrops();
         Incarnations incarnations = new Incarnations(
-                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous, security, local),
+                previous -> new Messaging(config, kafka, admin, redis, metrics.registry(), previous, security, local,
+                        recentDrops),
                 metrics.registry());
         try {
             incarnations.start();
@@ -204,6 +207,8 @@ public final class BrokerNode implements AutoCloseable {
         AdminMessaging adminMessaging = new AdminMessaging(incarnations, config);
         adminApi.retainedMessages(adminMessaging);
         adminApi.clusterNodes(adminMessaging);
+
+        startOperations(kafka, admin, topics, incarnations, recentDrops);
 
         bindMqttListeners(loops, incarnations.connectionHandlers());
         mqttListeners.stream().filter(l -> l.name().equals("TCP")).findFirst()
@@ -289,6 +294,44 @@ public final class BrokerNode implements AutoCloseable {
     private java.util.function.BooleanSupplier databaseAway(Database database) {
         String name = database.healthCheck().name();
         return () -> readiness.lastKnown(name, java.time.Duration.ofSeconds(2)).map(status -> !status.up()).orElse(false);
+    }
+
+    /**
+     * Statistics and recent drops of every node, for the admin API: sampled every
+     * {@code admin.stats-interval} and exchanged through the {@code ops} topic.
+     */
+    private void startOperations(KafkaClients kafka, Admin admin, BrokerTopics topics, Incarnations incarnations,
+            io.fleetmq.session.RecentDrops recentDrops) {
+        java.time.Duration interval = io.fleetmq.app.ops.StatsSettings.interval(config.settings());
+        io.fleetmq.app.ops.Sampler sampler = new io.fleetmq.app.ops.Sampler(metrics.registry(),
+                new io.fleetmq.app.ops.Sampler.Gauges() {
+                    @Override
+                    public long connections() {
+                        Messaging m = incarnations.current();
+                        return m == null ? 0 : m.connections();
+                    }
+
+                    @Override
+                    public long sessions() {
+                        Messaging m = incarnations.current();
+                        return m == null ? 0 : m.sessions().size();
+                    }
+
+                    @Override
+                    public long subscriptions() {
+                        Messaging m = incarnations.current();
+                        return m == null ? 0 : m.localSubscriptions();
+                    }
+                });
+        io.fleetmq.app.ops.OpsExchange exchange = new io.fleetmq.app.ops.OpsExchange(kafka, topics, config.nodeId(),
+                interval, sampler, recentDrops);
+        started.push(new Stoppable("operations reports", exchange));
+        try {
+            exchange.start(admin);
+        } catch (IllegalStateException e) {
+            throw new StartupException(e.getMessage() + " (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS)", e);
+        }
+        adminApi.operations(new Operations(exchange, incarnations, admin, topics, kafkaSettings.requestTimeout()));
     }
 
     /** Where changes of credentials and blocked clients are announced to every node. */

@@ -94,6 +94,8 @@ final class Messaging implements AutoCloseable {
     private final RetainedRouting retainedRouting;
     private final RetainedIndex<BrokerMessage> retained;
     private final LocalNode local;
+    private final SubscriptionTrie subscriptions;
+    private final AppTopics appTopics;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -112,7 +114,8 @@ final class Messaging implements AutoCloseable {
      *                            across incarnations)
      */
     Messaging(BrokerConfig config, KafkaClients kafka, Admin admin, Redis redis, MeterRegistry meters,
-            long previousIncarnation, MqttSecurity security, LocalNode local) {
+            long previousIncarnation, MqttSecurity security, LocalNode local,
+            io.fleetmq.session.RecentDrops recentDrops) {
         this.config = config;
         this.local = local;
         this.meters = meters;
@@ -135,8 +138,9 @@ final class Messaging implements AutoCloseable {
         this.timers = new SupervisedScheduler(1, new DefaultThreadFactory("fleetmq-timer", true), loops, "timer");
         timers.setRemoveOnCancelPolicy(true);
 
-        MessageDrops drops = new MessageDrops(meters);
+        MessageDrops drops = new MessageDrops(meters, recentDrops, System::currentTimeMillis);
         SubscriptionTrie subscriptions = new SubscriptionTrie();
+        this.subscriptions = subscriptions;
         RetainedIndex<BrokerMessage> retained = new RetainedIndex<>(RetainedWeight::of,
                 RetainedIndex.DEFAULT_PENDING_LIFETIME, System::nanoTime);
         this.retained = retained;
@@ -161,6 +165,7 @@ final class Messaging implements AutoCloseable {
                 .maxApplicationSessions(config.maxApplicationSessions());
         AppTopics appTopics = new AppTopics(admin, kafka.settings(), config.applicationRetention(),
                 config.applicationRetentionBytes(), config.applicationSharedPartitions());
+        this.appTopics = appTopics;
         // Removes, packet identifiers and deletes that Redis refuses are retried on the node's timer
         // thread until it takes them (counted in fleetmq_redis_errors_total).
         DeviceQueues deviceQueues = new DeviceQueues(redis.binaryCommands(), kafka.settings().topicPrefix(),
@@ -406,6 +411,35 @@ final class Messaging implements AutoCloseable {
 
     Membership membership() {
         return membership;
+    }
+
+    /** The cluster's sessions as this node follows them. */
+    SessionDirectory directory() {
+        return directory;
+    }
+
+    /** The cluster's subscriptions as this node follows them. */
+    SubscriptionTrie subscriptions() {
+        return subscriptions;
+    }
+
+    /** The backlog topics of persistent APPLICATION clients and shared subscriptions. */
+    AppTopics appTopics() {
+        return appTopics;
+    }
+
+    /** Clients connected to this node now. */
+    long connections() {
+        return sessions.all().stream().filter(SessionActor::isOnline).count();
+    }
+
+    /** Subscriptions of the sessions on this node. */
+    long localSubscriptions() {
+        long n = 0;
+        for (SessionActor actor : sessions.all()) {
+            n += subscriptions.subscriptionsOf(actor.clientId()).size();
+        }
+        return n;
     }
 
     /**

@@ -64,6 +64,15 @@ public final class BrokerTopics {
     }
 
     /**
+     * What each node reports for operators every few seconds (its counters, its recent dropped
+     * messages), followed by every node so any node's admin API shows the whole cluster. Kept for
+     * about an hour, the span of the statistics.
+     */
+    public String ops() {
+        return prefix + "ops";
+    }
+
+    /**
      * The backlog of one persistent APPLICATION client. Client IDs are any UTF-8, topic names only
      * letters, digits, '.', '_' and '-': every other byte, '_' and '.' too, is written as '_' and two
      * hex digits, so two client IDs never share a topic (nor one of the shared groups' topics). An ID too long for a topic name keeps its

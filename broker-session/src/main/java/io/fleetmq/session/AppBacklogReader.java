@@ -184,7 +184,7 @@ final class AppBacklogReader {
         } catch (MessageFormatException e) {
             log.warn("{}: skipping a malformed backlog record at {}/{}: {}", clientId, r.partition(), r.offset(),
                     e.getMessage());
-            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD);
+            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD, clientId, null);
             d = null;
         }
         boolean sent = d != null && outbound.send(d, new Offset(cursor, d.qos() > 0 ? r.offset() : -1), 0,

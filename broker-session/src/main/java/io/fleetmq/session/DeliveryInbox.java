@@ -69,7 +69,7 @@ final class DeliveryInbox {
         scheduled.set(false);
         for (Routed r = inbox.poll(); r != null; r = inbox.poll()) {
             pending.decrementAndGet();
-            services.drops().count(MessageDrops.Reason.NO_SESSION);
+            services.drops().count(MessageDrops.Reason.NO_SESSION, clientId, r.message().topic());
         }
     }
 
@@ -85,7 +85,7 @@ final class DeliveryInbox {
                 try {
                     sink.accept(r.message(), r.matched());
                 } catch (RuntimeException e) {
-                    services.drops().count(MessageDrops.Reason.DELIVERY_FAILED);
+                    services.drops().count(MessageDrops.Reason.DELIVERY_FAILED, clientId, r.message().topic());
                     log.warn("{}: a delivery failed; continuing with the next", clientId, e);
                 }
             }

@@ -168,12 +168,12 @@ final class DeviceQueueReader {
             d = ClusterCodec.decodeDownlink(value);
         } catch (MessageFormatException e) {
             log.warn("{}: skipping a malformed DEVICE queue entry: {}", clientId, e.getMessage());
-            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD);
+            services.drops().count(MessageDrops.Reason.MALFORMED_RECORD, clientId, null);
             services.deviceQueues().remove(clientId, seq);
             return;
         }
         if (d.message().createdAtMillis() + services.deviceQueues().ttl().toMillis() < services.clock().getAsLong()) {
-            services.drops().count(MessageDrops.Reason.EXPIRED); // older than the queue keeps anything
+            services.drops().count(MessageDrops.Reason.EXPIRED, clientId, d.message().topic()); // older than the queue keeps anything
             services.deviceQueues().remove(clientId, seq);
             return;
         }

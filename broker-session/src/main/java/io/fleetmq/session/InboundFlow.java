@@ -32,6 +32,7 @@ final class InboundFlow {
     private static final Logger log = LoggerFactory.getLogger(InboundFlow.class);
 
     private final String clientId;
+    private final Traffic received;
     private final SessionServices services;
     private final Connection connection;
     private final InboundQos2 qos2;
@@ -51,6 +52,7 @@ final class InboundFlow {
     InboundFlow(String clientId, SessionServices services, Connection connection, InboundQos2 qos2, Supplier<ClientAccess> access,
             Consumer<Runnable> tell, LongSupplier sessionExpiry, BiConsumer<ReasonCode, String> disconnect) {
         this.clientId = clientId;
+        this.received = Traffic.received(services.meters());
         this.services = services;
         this.connection = connection;
         this.qos2 = qos2;
@@ -117,7 +119,7 @@ final class InboundFlow {
         ClientAccess rights = access.get();
         ReasonCode allowed = rights.authorizePublish(topic, p.qos(), p.retain());
         if (allowed.isError()) {
-            services.drops().count(MessageDrops.Reason.NOT_AUTHORIZED);
+            services.drops().count(MessageDrops.Reason.NOT_AUTHORIZED, clientId, topic);
             if (rights.disconnectOnDenied()) {
                 disconnect.accept(allowed, "not authorized to publish to " + topic);
             } else if (p.qos() > 0) {
@@ -144,11 +146,13 @@ final class InboundFlow {
             unacknowledged++;
         }
         ClientConnection from = connection.current();
+        String stored = message.topic(); // the PUBLISH may have named it by alias
+        received.count(message.payload().length);
         services.publishLog().append(message).whenComplete((ok, error) -> {
             // Settled as soon as Kafka answered, here rather than in the session's turn: exactly once
             // per PUBLISH, also when the session ended meanwhile and its mailbox takes nothing more.
             from.publishSettled();
-            tell.accept(() -> onStored(from, p, error));
+            tell.accept(() -> onStored(from, p, stored, error));
         });
         return true;
     }
@@ -160,10 +164,10 @@ final class InboundFlow {
     }
 
     /** Kafka answered for an incoming PUBLISH: only now is it acknowledged (promise 1). */
-    private void onStored(ClientConnection from, Packet.Publish p, Throwable error) {
+    private void onStored(ClientConnection from, Packet.Publish p, String topic, Throwable error) {
         if (error != null) {
-            services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
-            log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, p.topic(), error.toString());
+            services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED, clientId, topic);
+            log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, topic, error.toString());
         }
         CompletableFuture<Void> recorded = p.qos() < 2 ? InboundQos2.DONE
                 : qos2.settled(p.packetId(), error == null, sessionExpiry.getAsLong());

@@ -7,7 +7,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Counts every message the broker does not deliver, by reason (promise 5: nothing is lost
- * silently). Exposed as {@code fleetmq_messages_dropped_total{reason=...}}.
+ * silently). Exposed as {@code fleetmq_messages_dropped_total{reason=...}}. A caller that knows
+ * the client and topic tells them too ({@link #count(Reason, String, String)}), and the drop is
+ * kept in the node's {@link RecentDrops} for the admin API; paths that drop many messages at once
+ * or under overload only count ({@link #count(Reason, long)}), which allocates nothing.
  */
 public final class MessageDrops {
 
@@ -43,9 +46,34 @@ public final class MessageDrops {
 
     private final MeterRegistry registry;
     private final Map<Reason, Counter> counters = new ConcurrentHashMap<>();
+    private final RecentDrops recent;
+    private final java.util.function.LongSupplier clock;
 
     public MessageDrops(MeterRegistry registry) {
+        this(registry, new RecentDrops(), System::currentTimeMillis);
+    }
+
+    /** @param recent where dropped messages with their client and topic are kept; the node's, outliving incarnations */
+    public MessageDrops(MeterRegistry registry, RecentDrops recent, java.util.function.LongSupplier clock) {
         this.registry = registry;
+        this.recent = recent;
+        this.clock = clock;
+    }
+
+    /** The recent drops told with their client and topic. */
+    public RecentDrops recent() {
+        return recent;
+    }
+
+    /** Counts one message dropped for {@code clientId} (null if none) on {@code topic}, and keeps it among the recent drops. */
+    public void count(Reason reason, String clientId, String topic) {
+        counter(reason).increment();
+        recent.add(clock.getAsLong(), label(reason), clientId, topic);
+    }
+
+    /** The reason as the meter's tag and the admin API show it. */
+    public static String label(Reason reason) {
+        return reason.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** Counts {@code n} messages dropped for one reason. */
@@ -66,7 +94,7 @@ public final class MessageDrops {
             // drop hundreds of thousands a second, so the common case allocates nothing.
             counter = counters.computeIfAbsent(reason, r -> Counter.builder("fleetmq.messages.dropped")
                     .description("Messages not delivered, by reason")
-                    .tag("reason", r.name().toLowerCase(java.util.Locale.ROOT))
+                    .tag("reason", label(r))
                     .register(registry));
         }
         return counter;

@@ -40,6 +40,8 @@ final class OutboundFlow {
     record InFlight(Packet.Publish publish, boolean released, Origin origin) {
     }
 
+    private final String clientId;
+    private final Traffic sent;
     private final SessionServices services;
     private final Connection connection;
     private final LinkedHashMap<Integer, InFlight> inFlight = new LinkedHashMap<>();
@@ -52,7 +54,9 @@ final class OutboundFlow {
     /** Room promised to a store read still under way; no one else takes it meanwhile. */
     private int reserved;
 
-    OutboundFlow(SessionServices services, Connection connection) {
+    OutboundFlow(String clientId, SessionServices services, Connection connection) {
+        this.clientId = clientId;
+        this.sent = Traffic.sent(services.meters());
         this.services = services;
         this.connection = connection;
     }
@@ -91,7 +95,7 @@ final class OutboundFlow {
     boolean enqueue(Delivery d) {
         if (d.qos() == 0) {
             if (!connection.isOnline()) {
-                services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0);
+                services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0, clientId, d.message().topic());
                 return false;
             }
             // The socket may have drained while its writable signal is still on its way through
@@ -102,7 +106,7 @@ final class OutboundFlow {
             } else {
                 connection.flush(); // the socket is full: let it start on what this turn wrote
                 if (qos0Queued.size() >= services.limits().maxQueuedQos0()) {
-                    services.drops().count(MessageDrops.Reason.QOS0_QUEUE_FULL);
+                    services.drops().count(MessageDrops.Reason.QOS0_QUEUE_FULL, clientId, d.message().topic());
                 } else {
                     qos0Queued.add(d);
                 }
@@ -110,8 +114,8 @@ final class OutboundFlow {
             return false;
         }
         if (queued.size() >= services.limits().maxQueuedMessages()) {
-            queued.poll(); // the oldest goes, so a returning client gets the newest
-            services.drops().count(MessageDrops.Reason.SESSION_QUEUE_FULL);
+            Delivery oldest = queued.poll(); // the oldest goes, so a returning client gets the newest
+            services.drops().count(MessageDrops.Reason.SESSION_QUEUE_FULL, clientId, oldest.message().topic());
         }
         queued.add(d);
         return true;
@@ -146,7 +150,7 @@ final class OutboundFlow {
         BrokerMessage m = d.message();
         long remaining = m.remainingExpirySeconds(services.clock().getAsLong());
         if (m.expiryIntervalSeconds() >= 0 && remaining <= 0) {
-            services.drops().count(MessageDrops.Reason.EXPIRED); // [MQTT-3.3.2-5]
+            services.drops().count(MessageDrops.Reason.EXPIRED, clientId, m.topic()); // [MQTT-3.3.2-5]
             return false;
         }
         boolean v5 = connection.version().isV5();
@@ -158,7 +162,7 @@ final class OutboundFlow {
                 v5 ? m.userProperties() : List.of(), v5 ? d.subscriptionIds() : List.of());
         long maximumPacketSize = connection.maximumPacketSize();
         if (maximumPacketSize > 0 && PacketSizes.publish(publish, v5) > maximumPacketSize) {
-            services.drops().count(MessageDrops.Reason.PACKET_TOO_LARGE); // [MQTT-3.1.2-25]
+            services.drops().count(MessageDrops.Reason.PACKET_TOO_LARGE, clientId, m.topic()); // [MQTT-3.1.2-25]
             return false;
         }
         if (d.qos() > 0) {
@@ -168,6 +172,7 @@ final class OutboundFlow {
             }
         }
         connection.write(withAlias(resend || redelivery && d.qos() > 0 ? publish.withDup(true) : publish, true));
+        sent.count(m.payload().length);
         return true;
     }
 
@@ -257,7 +262,8 @@ final class OutboundFlow {
 
     /** The client left: QoS 0 held for it is dropped and counted; topic aliases end with the connection. */
     void disconnected() {
-        qos0Queued.forEach(d -> services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0));
+        qos0Queued.forEach(d -> services.drops().count(MessageDrops.Reason.CLIENT_OFFLINE_QOS0, clientId,
+                d.message().topic()));
         qos0Queued.clear();
     }
 

@@ -82,7 +82,7 @@ public final class SessionActor {
                 this::connectRefused, next -> inboundQos2.resume(mailbox::tell, next), registry::draining);
         this.inbound = new InboundFlow(clientId, services, connection, inboundQos2, () -> access, mailbox::tell,
                 lifetime::expirySeconds, (code, reason) -> disconnect(code, reason, true));
-        this.outbound = new OutboundFlow(services, connection);
+        this.outbound = new OutboundFlow(clientId, services, connection);
         this.subscriptions = new Subscriptions(clientId, services, () -> access, () -> epoch);
         this.deviceQueue = new DeviceQueueReader(clientId, services, connection, outbound, mailbox::tell, this::pump);
         this.appBacklogs = new AppBacklogReader(clientId, services, connection, outbound, mailbox::tell);
@@ -393,7 +393,7 @@ public final class SessionActor {
 
     private void onDeliver(BrokerMessage message, List<Subscription> matched) {
         if (ended) {
-            services.drops().count(MessageDrops.Reason.NO_SESSION);
+            services.drops().count(MessageDrops.Reason.NO_SESSION, clientId, message.topic());
             return;
         }
         Delivery d = Delivery.of(clientId, message, matched);

@@ -170,7 +170,7 @@ final class SessionLifetime {
         if (willAllowed.test(w)) {
             return true;
         }
-        services.drops().count(MessageDrops.Reason.NOT_AUTHORIZED);
+        services.drops().count(MessageDrops.Reason.NOT_AUTHORIZED, clientId, w.topic());
         log.debug("Will of {} to {} dropped: not authorized", clientId, w.topic());
         return false;
     }
@@ -189,7 +189,7 @@ final class SessionLifetime {
         BrokerMessage message = willMessage(w);
         services.publishLog().append(message).whenComplete((ok, error) -> {
             if (error != null) {
-                services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED);
+                services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED, clientId, w.topic());
                 log.warn("Will of {} to {} not stored in Kafka: {}", clientId, w.topic(), error.toString());
             }
         });

@@ -30,6 +30,7 @@ public final class AdminApi {
     private volatile AuthSettingsRoutes.Control authSettings;
     private volatile RetainedMessages retainedMessages;
     private volatile ClusterNodes clusterNodes;
+    private volatile OperationsView operations;
     private AuthRoutes auth;
 
     /**
@@ -93,6 +94,19 @@ public final class AdminApi {
         return clusterNodes;
     }
 
+    /** Lets the API show dropped messages, statistics and shared subscriptions of the cluster. */
+    public void operations(OperationsView view) {
+        this.operations = view;
+    }
+
+    OperationsView operations() {
+        OperationsView v = operations;
+        if (v == null) {
+            throw ApiException.unavailable("the node is starting; try again shortly");
+        }
+        return v;
+    }
+
     AuthSettingsRoutes.Control authSettingsControl() {
         return authSettings;
     }
@@ -109,6 +123,7 @@ public final class AdminApi {
         new RetainedRoutes(this).addTo(table);
         new PublishRoutes(this).addTo(table);
         new ClusterNodeRoutes(this).addTo(table);
+        new OperationsRoutes(this).addTo(table);
         return table;
     }
 

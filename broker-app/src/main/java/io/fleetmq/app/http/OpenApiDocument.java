@@ -50,7 +50,8 @@ final class OpenApiDocument {
                 .description("A token from POST /api/v1/auth/login, sent as 'Authorization: Bearer <token>'"));
         Paths paths = new Paths();
         for (RouteTable.Route route : table.routes()) {
-            PathItem item = paths.computeIfAbsent(route.path(), p -> new PathItem());
+            // A parameter that spans several segments (<name>, Javalin's form) is {name} in OpenAPI.
+            PathItem item = paths.computeIfAbsent(route.path().replaceAll("<([^>/]+)>", "{$1}"), p -> new PathItem());
             Operation op = operation(route, components);
             switch (route.method()) {
                 case GET -> item.setGet(op);

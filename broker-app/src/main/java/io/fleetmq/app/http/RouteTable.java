@@ -88,7 +88,8 @@ final class RouteTable {
             this.method = method;
             this.path = path;
             for (String segment : path.split("/")) {
-                if (segment.startsWith("{") && segment.endsWith("}")) {
+                // {name} is one segment; <name> the rest of the path, slashes and all.
+                if (segment.startsWith("{") && segment.endsWith("}") || segment.startsWith("<") && segment.endsWith(">")) {
                     params.add(new Param(segment.substring(1, segment.length() - 1), In.PATH, String.class, true,
                             "identifier", List.of()));
                 }

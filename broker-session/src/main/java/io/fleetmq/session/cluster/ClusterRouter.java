@@ -116,7 +116,7 @@ public final class ClusterRouter {
             }
             Subscription member = choose(group.getValue(), partition, offset);
             if (member == null) {
-                drops.count(MessageDrops.Reason.NO_SESSION);
+                drops.count(MessageDrops.Reason.NO_SESSION, null, message.topic());
             } else if (application(member.clientId())) {
                 toApplication(member.clientId(), new Downlink(partition, offset, message, List.of(member)), encoded);
             } else if (queuedForDevice(member.clientId(), message, List.of(member))) {
@@ -135,8 +135,8 @@ public final class ClusterRouter {
                 send(node, new Downlink(partition, offset, message, e.getValue()), encoded);
             } else {
                 // Its sessions' messages wait for nobody until they reconnect elsewhere.
-                for (int i = 0; i < Matches.byClient(e.getValue()).size(); i++) {
-                    drops.count(MessageDrops.Reason.NODE_DOWN);
+                for (String clientId : Matches.byClient(e.getValue()).keySet()) {
+                    drops.count(MessageDrops.Reason.NODE_DOWN, clientId, message.topic());
                 }
             }
         }
@@ -295,7 +295,7 @@ public final class ClusterRouter {
     private void deliverTo(String clientId, BrokerMessage message, List<Subscription> matched) {
         SessionActor actor = sessions.get(clientId);
         if (actor == null) {
-            drops.count(MessageDrops.Reason.NO_SESSION);
+            drops.count(MessageDrops.Reason.NO_SESSION, clientId, message.topic());
         } else {
             actor.deliver(message, matched);
         }

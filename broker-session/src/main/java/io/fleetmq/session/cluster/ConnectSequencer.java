@@ -405,7 +405,7 @@ public final class ConnectSequencer {
                 will.responseTopic(), will.correlationData(), will.userProperties());
         track(publishLog.append(message).whenComplete((ok, e) -> {
             if (e != null) {
-                drops.count(MessageDrops.Reason.PUBLISH_NOT_STORED);
+                drops.count(MessageDrops.Reason.PUBLISH_NOT_STORED, clientId, will.topic());
                 log.warn("Will of {} not stored: {}", clientId, e.toString());
             }
         }));
