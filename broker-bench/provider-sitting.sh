@@ -3,7 +3,10 @@
 # Eclipse Mosquitto beside it on the same machine; one sitting. Every configuration runs twice, the
 # second round in the opposite order, each on a fresh start of the node on the same data directory.
 # Writes every run's report to OUT/<name>.txt (JSON on the last line), the load average before each
-# run to stderr and OUT/machine.txt.
+# run to stderr and OUT/loadavg.txt (with top's busiest processes in OUT/machine.txt), and the
+# requests the HTTP auth service answered during each run to OUT/service-requests.txt.
+# The generator does the client half of every TLS handshake on the same cores: TLS runs are bound
+# by it long before the broker (docs/benchmarks.md, "Authentication providers").
 #
 #   broker-bench/provider-sitting.sh OUT [quick]
 #
