@@ -2,6 +2,7 @@ package io.fleetmq.bench.cli;
 
 import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.client.TlsFiles;
 import io.fleetmq.bench.scenario.Scenario;
 import java.time.Duration;
 
@@ -25,6 +26,7 @@ import java.time.Duration;
  *                       run then measures the load generator instead of the broker
  * @param credentials    user name and password in every client's CONNECT; {@link Credentials#NONE} for
  *                       anonymous clients
+ * @param tls            TLS and its files (connect scenario only); null for plain TCP
  */
 public record BenchOptions(
         Scenario scenario,
@@ -43,7 +45,16 @@ public record BenchOptions(
         int subscriberPort,
         long sessionExpiry,
         int subscriberThreads,
-        Credentials credentials) {
+        Credentials credentials,
+        TlsFiles tls) {
+
+    /** Plain TCP. */
+    public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
+            Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads,
+            int subscriberPort, long sessionExpiry, int subscriberThreads, Credentials credentials) {
+        this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
+                threads, subscriberPort, sessionExpiry, subscriberThreads, credentials, null);
+    }
 
     /** Anonymous clients. */
     public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,

@@ -3,8 +3,14 @@ package io.fleetmq.bench.cli;
 import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.PayloadStamp;
 import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.client.Scram;
+import io.fleetmq.bench.client.TlsFiles;
 import io.fleetmq.bench.scenario.Scenario;
+import java.io.IOException;
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -43,6 +49,17 @@ public final class OptionsParser {
               --username NAME    user name in every client's CONNECT (default: none)
               --password TEXT    password in every client's CONNECT (default: none); MQTT 3.1.1
                                  needs --username with it
+              --password-file F  the password is the content of F without its final line break
+                                 (a JWT, say), kept off the command line
+              --auth-method M    connect only, MQTT 5: SCRAM-SHA-256 or SCRAM-SHA-512 enhanced
+                                 authentication with --username and --password, which are then
+                                 not sent in the CONNECT
+              --tls              connect only: TLS on every connection (the CONNACK latency
+                                 includes the TLS handshake)
+              --cafile F         PEM CA certificates the broker's certificate must lead to
+                                 (default: the JDK's trust store); needs --tls
+              --cert F, --key F  PEM client certificate and its PKCS#8 key, for mutual TLS;
+                                 need --tls
               --rate R           total msgs/s over all publishers; 0 = as fast as flow control
                                  allows (default 0)
               --inflight W       unacknowledged QoS 1/2 publishes per publisher (default 16)
@@ -81,6 +98,12 @@ public final class OptionsParser {
         int subscriberThreads = 0;
         String username = null;
         String password = null;
+        Path passwordFile = null;
+        Scram.Algorithm authMethod = null;
+        boolean tls = false;
+        Path caFile = null;
+        Path certFile = null;
+        Path keyFile = null;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -89,6 +112,10 @@ public final class OptionsParser {
             }
             if (!arg.startsWith("--")) {
                 throw new UsageException("unexpected argument '" + arg + "'");
+            }
+            if (arg.equals("--tls")) { // the one option without a value
+                tls = true;
+                continue;
             }
             String name;
             String value;
@@ -123,6 +150,11 @@ public final class OptionsParser {
                     case "subscriber-threads" -> subscriberThreads = intIn(value, 0, 1024);
                     case "username" -> username = utf8String(value);
                     case "password" -> password = binary(value);
+                    case "password-file" -> passwordFile = readable(value);
+                    case "auth-method" -> authMethod = Scram.Algorithm.parse(value);
+                    case "cafile" -> caFile = readable(value);
+                    case "cert" -> certFile = readable(value);
+                    case "key" -> keyFile = readable(value);
                     default -> throw new UsageException("unknown option --" + name);
                 }
             } catch (IllegalArgumentException e) {
@@ -132,13 +164,32 @@ public final class OptionsParser {
         if (scenario == null) {
             throw new UsageException("--scenario is required (fan-in, fan-out, p2p or connect)");
         }
+        if (passwordFile != null) {
+            if (password != null) {
+                throw new UsageException("--password and --password-file exclude each other");
+            }
+            password = readPassword(passwordFile);
+        }
+        if ((tls || authMethod != null) && scenario != Scenario.CONNECT) {
+            throw new UsageException("--tls and --auth-method are for the connect scenario");
+        }
+        if (!tls && (caFile != null || certFile != null || keyFile != null)) {
+            throw new UsageException("--cafile, --cert and --key need --tls");
+        }
+        if ((certFile == null) != (keyFile == null)) {
+            throw new UsageException("--cert and --key go together");
+        }
+        if (authMethod != null && (username == null || password == null || protocol != Protocol.MQTT_5)) {
+            throw new UsageException("--auth-method needs --username, --password and MQTT 5");
+        }
         if (password != null && username == null && protocol == Protocol.MQTT_3_1_1) {
             // [MQTT-3.1.2-22]: in 3.1.1 the Password Flag needs the User Name Flag.
             throw new UsageException("--password needs --username under MQTT 3.1.1");
         }
         return Optional.of(new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration,
                 drain, payload, inflight, threads, subscriberPort == 0 ? port : subscriberPort, sessionExpiry,
-                subscriberThreads, new Credentials(username, password)));
+                subscriberThreads, new Credentials(username, password, authMethod),
+                tls ? new TlsFiles(caFile, certFile, keyFile) : null));
     }
 
     /** {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1.5s}, {@code 1h}; a bare number is seconds. */
@@ -157,6 +208,31 @@ public final class OptionsParser {
             default -> throw new IllegalStateException(unit);
         });
         return Duration.ofNanos(amount.multiply(nanosPerUnit).longValueExact());
+    }
+
+    private static Path readable(String value) {
+        Path path = Path.of(value);
+        if (!Files.isReadable(path) || Files.isDirectory(path)) {
+            throw new IllegalArgumentException("cannot read the file " + value);
+        }
+        return path;
+    }
+
+    private static String readPassword(Path file) throws UsageException {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UsageException("--password-file: " + e.getMessage());
+        }
+        if (text.endsWith("\n")) {
+            text = text.substring(0, text.length() - (text.endsWith("\r\n") ? 2 : 1));
+        }
+        try {
+            return binary(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--password-file: " + e.getMessage());
+        }
     }
 
     private static Duration positive(Duration d) {

@@ -18,6 +18,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
@@ -104,6 +105,11 @@ public final class ClientLoops implements AutoCloseable {
      * connections that need no keep-alive, such as the connect scenario's handshakes.
      */
     public ChannelFuture open(String host, int port, ChannelHandler handler, int maxPacketBytes) {
+        return open(host, port, handler, maxPacketBytes, null);
+    }
+
+    /** @param tls null for plain TCP; otherwise the TLS handshake runs first, for the broker at {@code host} */
+    public ChannelFuture open(String host, int port, ChannelHandler handler, int maxPacketBytes, SslContext tls) {
         return new Bootstrap()
                 .group(group)
                 .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
@@ -112,6 +118,9 @@ public final class ClientLoops implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc(), host, port));
+                        }
                         ch.pipeline().addLast(new MqttDecoder(maxPacketBytes), MqttEncoder.INSTANCE, handler);
                     }
                 })

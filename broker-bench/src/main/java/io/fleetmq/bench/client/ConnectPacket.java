@@ -32,4 +32,21 @@ public final class ConnectPacket {
         }
         return connect.build();
     }
+
+    /**
+     * A CONNECT that starts MQTT 5 enhanced authentication [MQTT-4.12]: the Authentication Method and
+     * the mechanism's first message; no user name or password, which the mechanism carries itself.
+     */
+    public static MqttConnectMessage enhanced(String clientId, int keepAliveSeconds, String method, byte[] data) {
+        MqttProperties props = new MqttProperties();
+        props.add(new MqttProperties.StringProperty(MqttProperties.AUTHENTICATION_METHOD, method));
+        props.add(new MqttProperties.BinaryProperty(MqttProperties.AUTHENTICATION_DATA, data));
+        return MqttMessageBuilders.connect()
+                .clientId(clientId)
+                .protocolVersion(Protocol.MQTT_5.version())
+                .cleanSession(true)
+                .keepAlive(keepAliveSeconds)
+                .properties(props)
+                .build();
+    }
 }

@@ -2,10 +2,13 @@ package io.fleetmq.bench.connect;
 
 import io.fleetmq.bench.cli.BenchOptions;
 import io.fleetmq.bench.client.ClientLoops;
+import io.fleetmq.bench.client.Credentials;
+import io.fleetmq.bench.client.Scram;
 import io.fleetmq.bench.report.ConnectReport;
 import io.fleetmq.bench.report.LatencySummary;
 import io.fleetmq.bench.run.Phases;
 import io.fleetmq.bench.scenario.Scenario;
+import io.netty.handler.ssl.SslContext;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,15 +48,20 @@ public final class ConnectRun {
         String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
         ConnectStats stats = new ConnectStats();
         try (ClientLoops loops = new ClientLoops(options.threads())) {
-            progress.printf(Locale.ROOT, "fleetmq-bench %s: connect, MQTT %s, %d connectors, %s against %s:%d (%s, %d threads)%n",
+            progress.printf(Locale.ROOT, "fleetmq-bench %s: connect, MQTT %s, %d connectors, %s against %s:%d%s (%s, %d threads)%n",
                     runId, options.protocol().label(), options.clients(), options.credentials().describe(),
-                    options.host(), options.port(), loops.transport(), options.threads());
+                    options.host(), options.port(), options.tls() == null ? "" : ", " + options.tls().describe(),
+                    loops.transport(), options.threads());
+            SslContext tls = options.tls() == null ? null : options.tls().clientContext();
+            Credentials credentials = options.credentials();
+            Scram scram = credentials.authMethod() == null ? null
+                    : new Scram(credentials.authMethod(), credentials.username(), credentials.password());
             Phases phases = Phases.startingAt(System.nanoTime(), options.warmup(), options.duration());
             stats.begin(phases);
             List<Connector> connectors = new ArrayList<>();
             for (String clientId : Scenario.connectorIds(options.clients(), runId)) {
                 connectors.add(new Connector(loops, options.host(), options.port(), clientId, options.protocol(),
-                        options.credentials(), stats, phases));
+                        credentials, tls, scram, stats, phases));
             }
             connectors.forEach(Connector::start);
             watch(phases, stats);

@@ -4,9 +4,11 @@ import io.fleetmq.bench.client.ClientLoops;
 import io.fleetmq.bench.client.ConnectPacket;
 import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.client.Scram;
 import io.fleetmq.bench.report.ErrorKind;
 import io.fleetmq.bench.run.Phases;
 import io.netty.channel.ChannelFuture;
+import io.netty.handler.ssl.SslContext;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -34,18 +36,24 @@ final class Connector {
     private final String clientId;
     private final Protocol protocol;
     private final Credentials credentials;
+    /** Null without TLS. */
+    private final SslContext tls;
+    /** Null without SCRAM; shared by all connectors, so the derived keys are computed once per run. */
+    private final Scram scram;
     private final ConnectStats stats;
     private final Phases phases;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     Connector(ClientLoops loops, String host, int port, String clientId, Protocol protocol, Credentials credentials,
-              ConnectStats stats, Phases phases) {
+              SslContext tls, Scram scram, ConnectStats stats, Phases phases) {
         this.loops = loops;
         this.host = host;
         this.port = port;
         this.clientId = clientId;
         this.protocol = protocol;
         this.credentials = credentials;
+        this.tls = tls;
+        this.scram = scram;
         this.stats = stats;
         this.phases = phases;
     }
@@ -64,11 +72,17 @@ final class Connector {
             stopped.complete(null);
             return;
         }
-        ConnectAttempt attempt = new ConnectAttempt(
-                ConnectPacket.build(clientId, protocol, KEEP_ALIVE_SECONDS, 0, credentials));
+        ConnectAttempt attempt;
+        if (scram == null) {
+            attempt = new ConnectAttempt(ConnectPacket.build(clientId, protocol, KEEP_ALIVE_SECONDS, 0, credentials));
+        } else {
+            Scram.Exchange exchange = scram.begin();
+            attempt = new ConnectAttempt(ConnectPacket.enhanced(clientId, KEEP_ALIVE_SECONDS,
+                    scram.algorithm().method(), exchange.clientFirst()), exchange);
+        }
         ChannelFuture opened;
         try {
-            opened = loops.open(host, port, attempt, MAX_PACKET_BYTES);
+            opened = loops.open(host, port, attempt, MAX_PACKET_BYTES, tls);
         } catch (RuntimeException e) {
             // The event loops are shutting down: nothing more can be attempted.
             stats.error(ErrorKind.IO_ERROR, clientId + ": " + e);

@@ -13,8 +13,9 @@ public final class ConnectReportTable {
     public static String render(ConnectReport r) {
         BenchOptions o = r.options();
         StringBuilder out = new StringBuilder();
-        line(out, "connect, MQTT %s: %d connectors, %s, broker %s:%d",
-                o.protocol().label(), o.clients(), o.credentials().describe(), o.host(), o.port());
+        line(out, "connect, MQTT %s: %d connectors, %s, broker %s:%d%s",
+                o.protocol().label(), o.clients(), o.credentials().describe(), o.host(), o.port(),
+                o.tls() == null ? "" : " over " + o.tls().describe());
         line(out, "each: TCP, CONNECT (clean start), CONNACK, DISCONNECT, close, again; warm-up %s, measured %s;"
                         + " client %d %s thread(s), run %s",
                 seconds(o.warmup().toNanos() / 1e9), seconds(r.measuredSeconds()), o.threads(), r.transport(),
@@ -77,6 +78,7 @@ public final class ConnectReportTable {
                 .field("port", o.port())
                 .field("clients", o.clients())
                 .field("credentials", o.credentials().describe())
+                .field("tls", o.tls() == null ? "none" : o.tls().describe())
                 .field("threads", o.threads())
                 .field("transport", r.transport())
                 .field("warmup_s", o.warmup().toMillis() / 1e3)

@@ -6,9 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fleetmq.bench.client.Credentials;
 import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.client.Scram;
+import io.fleetmq.bench.client.TlsFiles;
 import io.fleetmq.bench.scenario.Scenario;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class OptionsParserTest {
 
@@ -114,5 +119,42 @@ class OptionsParserTest {
 
     private static void assertMessage(String expected, String... args) {
         assertEquals(expected, assertThrows(UsageException.class, () -> OptionsParser.parse(args)).getMessage());
+    }
+
+    @Test
+    void aPasswordFileHoldsATokenWithoutItsLineBreak(@TempDir Path dir) throws Exception {
+        Path token = Files.writeString(dir.resolve("token"), "aaa.bbb.ccc\n");
+        assertEquals(new Credentials(null, "aaa.bbb.ccc"),
+                parse("--scenario", "connect", "--password-file", token.toString()).credentials());
+        assertMessage("--password and --password-file exclude each other",
+                "--scenario", "connect", "--password", "x", "--password-file", token.toString());
+    }
+
+    @Test
+    void scramNeedsAUserNameAPasswordAndMqtt5() throws UsageException {
+        Credentials c = parse("--scenario", "connect", "--username", "u", "--password", "p",
+                "--auth-method", "SCRAM-SHA-256").credentials();
+        assertEquals(Scram.Algorithm.SHA_256, c.authMethod());
+        assertEquals("user 'u' with password via SCRAM-SHA-256", c.describe());
+        assertMessage("--auth-method needs --username, --password and MQTT 5",
+                "--scenario", "connect", "--username", "u", "--auth-method", "SCRAM-SHA-512");
+        assertMessage("--tls and --auth-method are for the connect scenario",
+                "--scenario", "p2p", "--username", "u", "--password", "p", "--auth-method", "SCRAM-SHA-512");
+    }
+
+    @Test
+    void tlsIsAFlagAndItsFilesNeedIt(@TempDir Path dir) throws Exception {
+        Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+        Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+        Path key = Files.writeString(dir.resolve("c.key"), "x");
+        BenchOptions o = parse("--scenario", "connect", "--tls", "--cafile", ca.toString(), "--cert", cert.toString(),
+                "--key", key.toString(), "--port", "8883");
+        assertEquals(new TlsFiles(ca, cert, key), o.tls());
+        assertEquals(8883, o.port());
+        assertEquals(null, parse("--scenario", "connect").tls());
+        assertMessage("--cafile, --cert and --key need --tls", "--scenario", "connect", "--cafile", ca.toString());
+        assertMessage("--cert and --key go together", "--scenario", "connect", "--tls", "--cert", cert.toString());
+        assertMessage("--cafile: cannot read the file " + dir.resolve("none"),
+                "--scenario", "connect", "--tls", "--cafile", dir.resolve("none").toString());
     }
 }
