@@ -33,6 +33,7 @@ public final class ClusterCodec {
     private static final byte COMMAND_CONNECT_ACCEPTED = 20;
     private static final byte COMMAND_TAKE_OVER = 21;
     private static final byte COMMAND_QUEUED = 22;
+    private static final byte COMMAND_ADMIN_DISCONNECT = 23;
     private static final byte DOWNLINK = 30;
     /** A part of a split downlink after the first: {@link #DOWNLINK} with the part number after the offset. */
     private static final byte DOWNLINK_PART = 31;
@@ -66,6 +67,7 @@ public final class ClusterCodec {
             str(out, s.requestId());
             str(out, s.clientType());
             out.writeBoolean(s.queuing());
+            client(out, s.client());
         });
     }
 
@@ -89,6 +91,7 @@ public final class ClusterCodec {
                 out.writeLong(c.sessionExpirySeconds());
                 will(out, c.will());
                 str(out, c.clientType());
+                client(out, c.client());
             });
         } else if (event instanceof SessionEvent.Disconnected d) {
             return write(EVENT_DISCONNECTED, out -> {
@@ -131,6 +134,12 @@ public final class ClusterCodec {
                 str(out, q.clientId());
                 out.writeLong(q.seq());
                 bytes(out, encode(q.message()));
+            });
+        } else if (command instanceof NodeCommand.AdminDisconnect a) {
+            return write(COMMAND_ADMIN_DISCONNECT, out -> {
+                str(out, a.clientId());
+                out.writeLong(a.epoch());
+                out.writeBoolean(a.endSession());
             });
         }
         throw new IllegalArgumentException("unknown command " + command);
@@ -266,8 +275,10 @@ public final class ClusterCodec {
             String clientType = str(in);
             // Records written before the queuing flag existed: a session queues when its expiry is above 0.
             boolean queuing = in.hasRemaining() ? bool(in) : expiry > 0;
+            // Records written before connection details were replicated end here.
+            SessionState.ClientInfo client = in.hasRemaining() ? client(in) : null;
             return new SessionState(clientId, nodeId, incarnation, epoch, connected, expiry, disconnectedAt, will,
-                    requestId, clientType, queuing);
+                    requestId, clientType, queuing, client);
         });
     }
 
@@ -282,7 +293,7 @@ public final class ClusterCodec {
             switch (type) {
                 case EVENT_CONNECT:
                     return new SessionEvent.Connect(str(in), str(in), str(in), in.getLong(), bool(in), in.getLong(),
-                            will(in), str(in));
+                            will(in), str(in), in.hasRemaining() ? client(in) : null);
                 case EVENT_DISCONNECTED:
                     return new SessionEvent.Disconnected(str(in), in.getLong(), in.getLong(), will(in), in.getLong());
                 case EVENT_WILL_PUBLISHED:
@@ -306,6 +317,8 @@ public final class ClusterCodec {
                     return new NodeCommand.TakeOver(str(in), in.getLong());
                 case COMMAND_QUEUED:
                     return new NodeCommand.Queued(str(in), in.getLong(), decodeDownlink(bytes(in)));
+                case COMMAND_ADMIN_DISCONNECT:
+                    return new NodeCommand.AdminDisconnect(str(in), in.getLong(), bool(in));
                 default:
                     throw new MessageFormatException("not a node command: type " + type);
             }
@@ -464,6 +477,40 @@ public final class ClusterCodec {
         long delay = in.getLong();
         BrokerMessage message = MessageCodec.decode(bytes(in));
         return new SessionState.PendingWill(message, delay);
+    }
+
+    /**
+     * Connection details as a length-prefixed block, absent (length -1) when unknown. Readers take
+     * the fields they know from the block and skip the rest, so a later version can add fields at
+     * its end without breaking nodes that read this one.
+     */
+    private static void client(DataOutputStream out, SessionState.ClientInfo c) throws IOException {
+        if (c == null) {
+            out.writeInt(-1);
+            return;
+        }
+        ByteArrayOutputStream block = new ByteArrayOutputStream(64);
+        try (DataOutputStream b = new DataOutputStream(block)) {
+            str(b, c.address());
+            str(b, c.username());
+            str(b, c.protocol());
+            b.writeLong(c.connectedAtMillis());
+            b.writeInt(c.keepAliveSeconds());
+        }
+        bytes(out, block.toByteArray());
+    }
+
+    private static SessionState.ClientInfo client(ByteBuffer in) throws MessageFormatException {
+        int length = in.getInt();
+        if (length == -1) {
+            return null;
+        }
+        if (length < 0 || length > in.remaining()) {
+            throw new MessageFormatException("client block length " + length + " out of range");
+        }
+        ByteBuffer block = ByteBuffer.wrap(in.array(), in.arrayOffset() + in.position(), length).slice();
+        in.position(in.position() + length);
+        return new SessionState.ClientInfo(str(block), str(block), str(block), block.getLong(), block.getInt());
     }
 
     private static void subscriptions(DataOutputStream out, List<Subscription> subs) throws IOException {

@@ -27,10 +27,54 @@ class ClusterCodecTest {
         for (long expiry : new long[] {0, 300}) {
             byte[] now = ClusterCodec.encode(new SessionState("dev-1", "node-1", 42, 7, false, expiry, 999, null,
                     "req-1", "DEVICE", false));
-            byte[] before = java.util.Arrays.copyOf(now, now.length - 1); // as written before the flag existed
+            // As written before the flag existed (and before the connection details after it).
+            byte[] before = java.util.Arrays.copyOf(now, now.length - 1 - 4);
             assertEquals(expiry > 0, ClusterCodec.decodeSessionState(before).queuing(), "expiry " + expiry);
             assertEquals(false, ClusterCodec.decodeSessionState(now).queuing());
         }
+    }
+
+    private static final SessionState.ClientInfo CLIENT =
+            new SessionState.ClientInfo("10.1.2.3", "alice", "5", 1_700_000_000_123L, 60);
+
+    @Test
+    void sessionRecordsOfOlderNodesDecodeWithoutConnectionDetails() throws MessageFormatException {
+        SessionState state = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0,
+                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE", true, CLIENT);
+        byte[] now = ClusterCodec.encode(state);
+        SessionState withoutClient = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0,
+                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE", true);
+        byte[] without = ClusterCodec.encode(withoutClient);
+        // An older node's record ends after the queuing flag: no block at all.
+        byte[] older = Arrays.copyOf(without, without.length - 4);
+        assertEquals(state, ClusterCodec.decodeSessionState(now));
+        assertEquals(null, ClusterCodec.decodeSessionState(older).client());
+        assertEquals(withoutClient, ClusterCodec.decodeSessionState(older));
+        assertEquals(null, ClusterCodec.decodeSessionState(without).client());
+
+        SessionEvent.Connect connect = new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300, null,
+                "DEVICE", CLIENT);
+        byte[] event = ClusterCodec.encode(connect);
+        assertEquals(connect, ClusterCodec.decodeEvent(event));
+        byte[] olderEvent = ClusterCodec.encode(new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300,
+                null, "DEVICE"));
+        SessionEvent.Connect back = (SessionEvent.Connect) ClusterCodec.decodeEvent(
+                Arrays.copyOf(olderEvent, olderEvent.length - 4));
+        assertEquals(null, back.client());
+        assertEquals("dev-1", back.clientId());
+    }
+
+    @Test
+    void fieldsALaterVersionAddsToTheConnectionDetailsAreSkipped() throws MessageFormatException {
+        SessionState state = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0, null, "req-1", "DEVICE",
+                true, new SessionState.ClientInfo(null, null, "3.1.1", 5, 0));
+        byte[] now = ClusterCodec.encode(state);
+        // The block is the record's tail: its length, then its fields. Grow it by two unknown bytes.
+        int blockLength = 4 + 4 + (4 + 5) + 8 + 4; // no address, no user name, "3.1.1", since, keep alive
+        assertEquals(blockLength, java.nio.ByteBuffer.wrap(now, now.length - blockLength - 4, 4).getInt());
+        byte[] later = Arrays.copyOf(now, now.length + 2);
+        java.nio.ByteBuffer.wrap(later, now.length - blockLength - 4, 4).putInt(blockLength + 2);
+        assertEquals(state, ClusterCodec.decodeSessionState(later));
     }
 
     @Test
@@ -57,7 +101,9 @@ class ClusterCodecTest {
         }
         List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true, true),
                 new NodeCommand.TakeOver("dev-1", 5),
-                new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))));
+                new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))),
+                new NodeCommand.AdminDisconnect("a/b/c", 3, true),
+                new NodeCommand.AdminDisconnect("dev-1", 1, false));
         for (NodeCommand c : commands) {
             assertEquals(c, ClusterCodec.decodeCommand(ClusterCodec.encode(c)));
         }
