@@ -195,6 +195,10 @@ public final class BrokerNode implements AutoCloseable {
             throw new StartupException(e.getMessage(), e);
         }
         started.push(new Stoppable("messaging", incarnations));
+        adminApi.sessions(() -> {
+            Messaging current = incarnations.current();
+            return current == null ? null : current.sessionsView();
+        });
         dependency(incarnations.clusterHealth(), Readiness.Impact.REQUIRED);
         // Not ready once a background loop gave up; the incarnation then fences itself and is replaced.
         readiness.register(incarnations.loopsHealth(), Readiness.Impact.REQUIRED);

@@ -28,6 +28,7 @@ public final class AdminApi {
     private volatile SecurityStores stores;
     private volatile InitialAdmin initialAdmin;
     private volatile AuthSettingsRoutes.Control authSettings;
+    private volatile java.util.function.Supplier<SessionsView> sessions = () -> null;
     private AuthRoutes auth;
 
     /**
@@ -73,6 +74,20 @@ public final class AdminApi {
         };
     }
 
+    /** Lets the API see and act on the cluster's sessions; {@code current} gives null while no incarnation serves. */
+    public void sessions(java.util.function.Supplier<SessionsView> current) {
+        this.sessions = current;
+    }
+
+    /** The sessions of the serving incarnation, or a 503 while there is none. */
+    SessionsView sessions() {
+        SessionsView view = sessions.get();
+        if (view == null) {
+            throw ApiException.unavailable("the node is not part of the cluster now; try again shortly");
+        }
+        return view;
+    }
+
     AuthSettingsRoutes.Control authSettingsControl() {
         return authSettings;
     }
@@ -86,6 +101,7 @@ public final class AdminApi {
         new BlockedRoutes(this).addTo(table);
         new RefusedConnectionRoutes(this).addTo(table);
         new AuthSettingsRoutes(this).addTo(table);
+        new SessionRoutes(this).addTo(table);
         return table;
     }
 
