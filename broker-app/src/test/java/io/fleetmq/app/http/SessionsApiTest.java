@@ -306,6 +306,30 @@ class SessionsApiTest {
     }
 
     @Test
+    @DisplayName("Shows a persistent APPLICATION session's backlog lag in Kafka")
+    void applicationBacklogLag() {
+        String id = unique("app-lag-");
+        String topic = "lag/" + id;
+        Mqtt5BlockingClient app = broker.v5(id);
+        app.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+        app.subscribeWith().topicFilter(topic).qos(MqttQos.AT_LEAST_ONCE).send();
+        app.disconnect();
+        Mqtt5BlockingClient pub = broker.connectedV5(unique("lagp-"));
+        clients.add(pub::disconnect);
+        for (int i = 0; i < 2; i++) {
+            pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {(byte) i}).send();
+        }
+        Await.until(Duration.ofSeconds(20), "two records in the backlog, not consumed",
+                () -> get("/api/v1/sessions/" + enc(id)).path("backlogLag").asLong(-1) == 2);
+        JsonNode s = get("/api/v1/sessions/" + enc(id));
+        assertEquals("APPLICATION", s.get("clientType").asText());
+        assertTrue(s.get("queuedMessages").isNull());
+        assertEquals(204, call("DELETE", "/api/v1/sessions/" + enc(id), null).statusCode());
+        Await.until(Duration.ofSeconds(10), "the APPLICATION session gone",
+                () -> call("GET", "/api/v1/sessions/" + enc(id), null).statusCode() == 404);
+    }
+
+    @Test
     @DisplayName("Disconnects a client with 0x98 (3.1.1: closed); 409 when not connected, 404 when unknown")
     void disconnect() throws Exception {
         String id = unique("dc-");
