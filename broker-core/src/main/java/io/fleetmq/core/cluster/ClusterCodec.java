@@ -480,13 +480,13 @@ public final class ClusterCodec {
     }
 
     /**
-     * Connection details as a length-prefixed block, absent (length -1) when unknown. Readers take
-     * the fields they know from the block and skip the rest, so a later version can add fields at
-     * its end without breaking nodes that read this one.
+     * Connection details as a length-prefixed block at the end of the record; nothing when unknown,
+     * so such a record is the one older nodes wrote (and still read). Readers take the fields they
+     * know from the block and skip the rest, so a later version can add fields at its end without
+     * breaking nodes that read this one.
      */
     private static void client(DataOutputStream out, SessionState.ClientInfo c) throws IOException {
         if (c == null) {
-            out.writeInt(-1);
             return;
         }
         ByteArrayOutputStream block = new ByteArrayOutputStream(64);

@@ -27,8 +27,7 @@ class ClusterCodecTest {
         for (long expiry : new long[] {0, 300}) {
             byte[] now = ClusterCodec.encode(new SessionState("dev-1", "node-1", 42, 7, false, expiry, 999, null,
                     "req-1", "DEVICE", false));
-            // As written before the flag existed (and before the connection details after it).
-            byte[] before = java.util.Arrays.copyOf(now, now.length - 1 - 4);
+            byte[] before = java.util.Arrays.copyOf(now, now.length - 1); // as written before the flag existed
             assertEquals(expiry > 0, ClusterCodec.decodeSessionState(before).queuing(), "expiry " + expiry);
             assertEquals(false, ClusterCodec.decodeSessionState(now).queuing());
         }
@@ -45,12 +44,12 @@ class ClusterCodecTest {
         SessionState withoutClient = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0,
                 new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE", true);
         byte[] without = ClusterCodec.encode(withoutClient);
-        // An older node's record ends after the queuing flag: no block at all.
-        byte[] older = Arrays.copyOf(without, without.length - 4);
+        // An older node's record ends after the queuing flag; one without details is written the same way.
+        // The block: its length, address "10.1.2.3", user name "alice", protocol "5", since, keep alive.
+        byte[] older = Arrays.copyOf(now, now.length - 4 - (4 + 8) - (4 + 5) - (4 + 1) - 8 - 4);
+        assertArrayEquals(without, older);
         assertEquals(state, ClusterCodec.decodeSessionState(now));
-        assertEquals(null, ClusterCodec.decodeSessionState(older).client());
         assertEquals(withoutClient, ClusterCodec.decodeSessionState(older));
-        assertEquals(null, ClusterCodec.decodeSessionState(without).client());
 
         SessionEvent.Connect connect = new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300, null,
                 "DEVICE", CLIENT);
@@ -58,8 +57,7 @@ class ClusterCodecTest {
         assertEquals(connect, ClusterCodec.decodeEvent(event));
         byte[] olderEvent = ClusterCodec.encode(new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300,
                 null, "DEVICE"));
-        SessionEvent.Connect back = (SessionEvent.Connect) ClusterCodec.decodeEvent(
-                Arrays.copyOf(olderEvent, olderEvent.length - 4));
+        SessionEvent.Connect back = (SessionEvent.Connect) ClusterCodec.decodeEvent(olderEvent);
         assertEquals(null, back.client());
         assertEquals("dev-1", back.clientId());
     }

@@ -185,7 +185,9 @@ public final class ConnectSequencer {
             current(w.clientId(), w.epoch()).filter(s -> !s.connected())
                     .ifPresent(s -> write(s.disconnected(s.disconnectedAtMillis(), s.sessionExpirySeconds(), null)));
         } else if (event instanceof SessionEvent.Expired e) {
-            current(e.clientId(), e.epoch()).filter(s -> !s.connected()).ifPresent(this::expired);
+            // A connected session ends only this way when its node is gone (an operator ended it).
+            current(e.clientId(), e.epoch()).filter(s -> !s.connected() || !membership.isAlive(s.nodeId(),
+                    s.nodeIncarnation())).ifPresent(this::expired);
         }
     }
 
@@ -248,12 +250,15 @@ public final class ConnectSequencer {
 
     /**
      * An offline session's end, told by the node holding it (which published its will and dropped
-     * its subscriptions and DEVICE queue), or by an operator for a session whose node is gone: then
-     * this sequence does what the node would have, as when such a session's expiry is due here.
+     * its subscriptions and DEVICE queue), or by an operator for a session whose node is gone
+     * (connected there or not): then this sequence does what the node would have, as when such a
+     * session's expiry is due here.
      */
     private void expired(SessionState s) {
         boolean orphan = !membership.isAlive(s.nodeId(), s.nodeIncarnation());
-        if (orphan && s.will() != null) {
+        // As when such a session is settled: a node that left on purpose closed its clients without wills.
+        boolean closedByServer = s.connected() && membership.hasLeft(s.nodeId(), s.nodeIncarnation());
+        if (orphan && s.will() != null && !closedByServer) {
             publishWill(s.clientId(), s.will().message()); // the session ends first [MQTT-3.1.3-9]
         }
         delete(s.clientId());
