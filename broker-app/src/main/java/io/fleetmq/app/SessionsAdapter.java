@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -43,6 +45,12 @@ import org.slf4j.LoggerFactory;
 final class SessionsAdapter implements SessionsView {
 
     private static final Logger log = LoggerFactory.getLogger(SessionsAdapter.class);
+    /**
+     * How long a detail read waits for Redis, Kafka or the session's actor: a session being ended
+     * has a backlog topic that Kafka no longer knows, which its admin client would otherwise wait
+     * for until the request timeout, holding up the whole answer.
+     */
+    private static final Duration DETAIL_TIMEOUT = Duration.ofSeconds(2);
 
     private final String nodeId;
     private final SessionDirectory directory;
@@ -56,6 +64,7 @@ final class SessionsAdapter implements SessionsView {
     private final AppTopics appTopics;
     private final Admin admin;
     private final Duration timeout;
+    private final Duration detailTimeout;
 
     SessionsAdapter(String nodeId, SessionDirectory directory, SessionRegistry registry,
             SubscriptionTrie subscriptions, Membership membership, ClusterProducer producer, BrokerTopics topics,
@@ -72,6 +81,7 @@ final class SessionsAdapter implements SessionsView {
         this.appTopics = appTopics;
         this.admin = admin;
         this.timeout = timeout;
+        this.detailTimeout = timeout.compareTo(DETAIL_TIMEOUT) < 0 ? timeout : DETAIL_TIMEOUT;
     }
 
     @Override
@@ -114,8 +124,9 @@ final class SessionsAdapter implements SessionsView {
     public Long applicationBacklog(String clientId) {
         TopicPartition partition = new TopicPartition(appTopics.topic(clientId), 0); // one partition per client
         try {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(appTopics.group(clientId))
-                    .partitionsToOffsetAndMetadata().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(appTopics.group(clientId),
+                            new ListConsumerGroupOffsetsOptions().timeoutMs((int) detailTimeout.toMillis()))
+                    .partitionsToOffsetAndMetadata().get(detailTimeout.toMillis(), TimeUnit.MILLISECONDS);
             OffsetAndMetadata position = committed.get(partition);
             long end = offset(partition, OffsetSpec.latest());
             // Nothing committed yet: the client's reader starts at the earliest record.
@@ -132,8 +143,9 @@ final class SessionsAdapter implements SessionsView {
 
     private long offset(TopicPartition partition, OffsetSpec spec)
             throws InterruptedException, ExecutionException, TimeoutException {
-        return admin.listOffsets(Map.of(partition, spec)).partitionResult(partition)
-                .get(timeout.toMillis(), TimeUnit.MILLISECONDS).offset();
+        return admin.listOffsets(Map.of(partition, spec),
+                        new ListOffsetsOptions().timeoutMs((int) detailTimeout.toMillis()))
+                .partitionResult(partition).get(detailTimeout.toMillis(), TimeUnit.MILLISECONDS).offset();
     }
 
     @Override
@@ -156,7 +168,8 @@ final class SessionsAdapter implements SessionsView {
 
     private <T> T await(CompletionStage<T> stage, String what, boolean required) {
         try {
-            return stage.toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            Duration wait = required ? timeout : detailTimeout;
+            return stage.toCompletableFuture().get(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             if (required) {

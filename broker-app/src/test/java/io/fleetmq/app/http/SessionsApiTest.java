@@ -262,6 +262,14 @@ class SessionsApiTest {
         assertEquals(id, byText.get("items").get(0).get("clientId").asText());
         assertEquals(0, get("/api/v1/subscriptions?filter=" + enc(id + "/none")).get("total").asInt());
 
+        // Characters a URL gives a meaning of their own come through encoded: '+', ' ', '%', '?', '#'.
+        String odd = unique("odd+1 %?#/");
+        try (RawMqtt raw = broker.rawV5(odd)) {
+            Await.until(Duration.ofSeconds(5), "the odd client ID found by its encoded path",
+                    () -> call("GET", "/api/v1/sessions/" + enc(odd), null).statusCode() == 200);
+            assertEquals(odd, get("/api/v1/sessions/" + enc(odd)).get("clientId").asText());
+        }
+
         HttpResponse<String> unknown = call("GET", "/api/v1/sessions/" + enc("no/such " + id), null);
         assertEquals(404, unknown.statusCode());
         assertEquals("not_found", JSON.readTree(unknown.body()).get("error").asText());
