@@ -27,13 +27,18 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two nodes of one cluster (shared Kafka topics and PostgreSQL): the admin API of one node sees and
- * acts on sessions held by the other.
+ * acts on sessions held by the other, and on those of the other once it is gone (the last test
+ * stops the second node).
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SessionsClusterApiTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -152,5 +157,42 @@ class SessionsClusterApiTest {
         Await.until(Duration.ofSeconds(10), "its two queued messages counted as dropped on the node that held it",
                 () -> second.dropped("session_ended") >= before + 2);
         assertEquals(404, call(second, "DELETE", "/api/v1/sessions/" + enc(id)).statusCode());
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE)
+    @DisplayName("A session of a node that is gone is ended by the cluster: state, subscriptions and queue")
+    void endASessionOfAGoneNode() {
+        String id = "gone-" + UUID.randomUUID().toString().substring(0, 8);
+        String topic = "gone/" + id;
+        Mqtt5BlockingClient sub = second.v5(id);
+        sub.connectWith().cleanStart(true).sessionExpiryInterval(600).send();
+        sub.subscribeWith().topicFilter(topic).qos(MqttQos.AT_LEAST_ONCE).send();
+        sub.disconnect();
+        Mqtt5BlockingClient pub = first.connectedV5("pub-" + id);
+        try {
+            for (int i = 0; i < 2; i++) {
+                pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {(byte) i}).send();
+            }
+        } finally {
+            pub.disconnect();
+        }
+        Await.until(Duration.ofSeconds(15), "two messages queued", () -> {
+            HttpResponse<String> r = call(first, "GET", "/api/v1/sessions/" + enc(id));
+            return r.statusCode() == 200 && r.body().contains("\"queuedMessages\":2");
+        });
+        second.close();
+        second = null;
+        Await.until(Duration.ofSeconds(15), "the session's node known to be gone",
+                () -> !get(first, "/api/v1/sessions/" + enc(id)).get("nodeAlive").asBoolean());
+        assertEquals(409, call(first, "POST", "/api/v1/sessions/" + enc(id) + "/disconnect").statusCode());
+        double before = first.dropped("session_ended");
+
+        assertEquals(204, call(first, "DELETE", "/api/v1/sessions/" + enc(id)).statusCode());
+        Await.until(Duration.ofSeconds(10), "the session and its subscription gone", () ->
+                call(first, "GET", "/api/v1/sessions/" + enc(id)).statusCode() == 404
+                        && get(first, "/api/v1/subscriptions?clientId=" + enc(id)).get("total").asInt() == 0);
+        Await.until(Duration.ofSeconds(10), "its queued messages counted as dropped by the connect sequence",
+                () -> first.dropped("session_ended") >= before + 2);
     }
 }
