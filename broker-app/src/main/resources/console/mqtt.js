@@ -11,7 +11,9 @@ async function defaults() {
   try {
     const r = await fetch('/console/config.json');
     const c = await r.json();
-    return { port: c.wsPort || 8084, path: c.wsPath || '/mqtt' };
+    // A page loaded over HTTPS may only open wss:// connections: the secure listener's port then.
+    const port = location.protocol === 'https:' ? c.wssPort || c.wsPort : c.wsPort;
+    return { port: port || 8084, path: c.wsPath || '/mqtt' };
   } catch {
     return { port: 8084, path: '/mqtt' };
   }
