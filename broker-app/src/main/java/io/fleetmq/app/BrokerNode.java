@@ -199,6 +199,11 @@ public final class BrokerNode implements AutoCloseable {
             throw new StartupException(e.getMessage(), e);
         }
         started.push(new Stoppable("messaging", incarnations));
+        adminApi.sessions(() -> {
+            // A fenced incarnation's copies are stale and it can no longer reach other nodes: 503 until replaced.
+            Messaging current = incarnations.current();
+            return current == null || current.membership().fenced() ? null : current.sessionsView();
+        });
         dependency(incarnations.clusterHealth(), Readiness.Impact.REQUIRED);
         // Not ready once a background loop gave up; the incarnation then fences itself and is replaced.
         readiness.register(incarnations.loopsHealth(), Readiness.Impact.REQUIRED);

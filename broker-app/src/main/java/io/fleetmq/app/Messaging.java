@@ -105,6 +105,7 @@ final class Messaging implements AutoCloseable {
     /** Gauges bound to this incarnation's objects, removed when it is fenced or closed. */
     private final java.util.List<Gauge> gauges = new java.util.ArrayList<>();
     private NodeInbox inbox;
+    private final SessionsAdapter sessionsView;
     private volatile boolean fenced;
     private boolean clusterWorkStopped;
 
@@ -181,6 +182,9 @@ final class Messaging implements AutoCloseable {
         }
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes());
+
+        this.sessionsView = new SessionsAdapter(nodeId, directory, sessions, subscriptions, membership,
+                clusterProducer, topics, link, deviceQueues, appTopics, admin, requestTimeout);
 
         // Positioned at the end of this node's topics before anyone learns the node exists.
         try {
@@ -403,6 +407,11 @@ final class Messaging implements AutoCloseable {
     Supplier<ChannelHandler> connectionHandlers() {
         return () -> new MqttConnectionHandler(sessions, config.connectTimeoutSeconds(),
                 config.mqttLimits().receiveMaximum());
+    }
+
+    /** The admin API's view of the sessions. */
+    SessionsAdapter sessionsView() {
+        return sessionsView;
     }
 
     SessionRegistry sessions() {

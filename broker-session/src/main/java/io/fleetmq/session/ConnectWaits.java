@@ -256,7 +256,7 @@ final class ConnectWaits {
                         connect.will()), connect.will().delaySeconds());
         String type = verdict.clientType() != null ? verdict.clientType() : services.clientTypes().of(clientId);
         SessionEvent.Connect event = new SessionEvent.Connect(requestId, clientId, services.nodeId(),
-                services.cluster().incarnation(), connect.cleanStart(), expiry, will, type);
+                services.cluster().incarnation(), connect.cleanStart(), expiry, will, type, clientInfo(p));
         if (expiry > 0 && ClientTypes.APPLICATION.equals(type) && services.appBacklogs() != null
                 && !services.cluster().admitsApplicationSession(clientId)) {
             // Each persistent APPLICATION session costs a Kafka topic: the cluster takes a bounded number.
@@ -282,6 +282,24 @@ final class ConnectWaits {
             return;
         }
         ask(event);
+    }
+
+    /** What the cluster shows operators of this connection (admin API: sessions). */
+    private SessionState.ClientInfo clientInfo(Pending p) {
+        java.net.InetAddress ip = p.conn().address();
+        Packet.Connect connect = p.connect();
+        return new SessionState.ClientInfo(ip != null ? ip.getHostAddress() : p.conn().remoteAddress(),
+                connect.username(), protocol(connect.version()), services.clock().getAsLong(),
+                Connection.keepAlive(connect, services.limits()));
+    }
+
+    /** The protocol version as operators name it: "5", "3.1.1", "3.1". */
+    static String protocol(io.fleetmq.core.mqtt.ProtocolVersion version) {
+        return switch (version) {
+            case V5 -> "5";
+            case V3_1_1 -> "3.1.1";
+            case V3_1 -> "3.1";
+        };
     }
 
     private void ask(SessionEvent.Connect event) {

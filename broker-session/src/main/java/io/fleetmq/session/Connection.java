@@ -118,12 +118,9 @@ final class Connection {
             MqttLimits limits, byte[] authData) {
         ClientConnection conn = current;
         long requestedExpiry = SessionLifetime.requestedExpiry(connect);
-        int keepAlive = connect.keepAliveSeconds();
-        int serverKeepAlive = -1;
-        if (limits.maxKeepAliveSeconds() > 0 && (keepAlive == 0 || keepAlive > limits.maxKeepAliveSeconds())) {
-            keepAlive = limits.maxKeepAliveSeconds();
-            serverKeepAlive = keepAlive; // [MQTT-3.2.2-21] the client must use ours
-        }
+        int keepAlive = keepAlive(connect, limits);
+        // [MQTT-3.2.2-21] the client must use ours, where it differs from what it asked for.
+        int serverKeepAlive = keepAlive != connect.keepAliveSeconds() ? keepAlive : -1;
         Packet.ConnAck connAck = new Packet.ConnAck(sessionPresent, ReasonCode.SUCCESS, assignedClientId,
                 expiry != requestedExpiry ? expiry : -1,
                 limits.receiveMaximum(), -1, true, limits.maximumPacketSize(), limits.topicAliasMaximum(),
@@ -134,6 +131,15 @@ final class Connection {
         }
         write(conn, connAck);
         conn.keepAlive(keepAlive);
+    }
+
+    /** The keep alive in force for {@code connect}: the client's, bounded by the server's maximum. */
+    static int keepAlive(Packet.Connect connect, MqttLimits limits) {
+        int keepAlive = connect.keepAliveSeconds();
+        if (limits.maxKeepAliveSeconds() > 0 && (keepAlive == 0 || keepAlive > limits.maxKeepAliveSeconds())) {
+            return limits.maxKeepAliveSeconds();
+        }
+        return keepAlive;
     }
 
     /**

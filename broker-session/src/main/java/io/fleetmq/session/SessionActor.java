@@ -250,6 +250,14 @@ public final class SessionActor {
     }
 
     /**
+     * Admin, from any node: closes the connection with 0x98 and, with {@code endSession}, ends the
+     * session as its expiry would (see {@link #onAdminDisconnect}).
+     */
+    void adminDisconnect(NodeCommand.AdminDisconnect command) {
+        mailbox.tell(() -> onAdminDisconnect(command));
+    }
+
+    /**
      * The security settings changed (a credential, its rules, a blocked entry): {@code review} decides
      * in the session's next turn whether it keeps its rights, gets new ones (subscriptions they forbid
      * are removed), or its client is disconnected.
@@ -571,6 +579,28 @@ public final class SessionActor {
         lifetime.publishWillNow(); // a delayed will is due when the session ends [MQTT-3.1.3-9]
         services.cluster().event(new SessionEvent.Expired(clientId, epoch));
         endSession();
+    }
+
+    /**
+     * The operator saw connection {@code epoch}; a client that reconnected since is left alone. The
+     * connection is closed by the server, so its will is published [MQTT-3.1.2-8]. Ending the
+     * session takes the expiry path: with a connection, the session ends with it (expiry 0, so its
+     * DEVICE queue is deleted and counted, its subscriptions and state removed cluster-wide, an
+     * APPLICATION backlog deleted by the connect sequence); without, it expires now.
+     */
+    private void onAdminDisconnect(NodeCommand.AdminDisconnect command) {
+        if (command.epoch() != 0 && command.epoch() != epoch) {
+            return;
+        }
+        if (connection.isOnline()) {
+            if (command.endSession()) {
+                lifetime.endsWithConnection();
+            }
+            disconnect(ReasonCode.ADMINISTRATIVE_ACTION, "disconnected by an administrator", true);
+        } else if (command.endSession() && epoch != 0) {
+            lifetime.cancelTimers();
+            onExpired();
+        }
     }
 
     private void onTakenOver(NodeCommand.TakeOver command) {

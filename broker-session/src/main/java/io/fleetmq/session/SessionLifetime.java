@@ -148,6 +148,11 @@ final class SessionLifetime {
         will = null;
     }
 
+    /** An operator ends the session: it ends with its connection, as if it had asked for expiry 0. */
+    void endsWithConnection() {
+        expirySeconds = 0;
+    }
+
     /** The session ended. */
     void ended() {
         will = null;

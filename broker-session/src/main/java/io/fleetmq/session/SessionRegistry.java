@@ -99,6 +99,8 @@ public final class SessionRegistry {
             actor.takenOver(t);
         } else if (command instanceof NodeCommand.Queued q && actor != null) {
             actor.queued(q);
+        } else if (command instanceof NodeCommand.AdminDisconnect a && actor != null) {
+            actor.adminDisconnect(a);
         }
     }
 

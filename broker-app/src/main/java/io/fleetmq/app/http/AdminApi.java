@@ -31,6 +31,7 @@ public final class AdminApi {
     private volatile RetainedMessages retainedMessages;
     private volatile ClusterNodes clusterNodes;
     private volatile OperationsView operations;
+    private volatile java.util.function.Supplier<SessionsView> sessions = () -> null;
     private AuthRoutes auth;
 
     /**
@@ -107,6 +108,20 @@ public final class AdminApi {
         return v;
     }
 
+    /** Lets the API see and act on the cluster's sessions; {@code current} gives null while no incarnation serves. */
+    public void sessions(java.util.function.Supplier<SessionsView> current) {
+        this.sessions = current;
+    }
+
+    /** The sessions of the serving incarnation, or a 503 while there is none. */
+    SessionsView sessions() {
+        SessionsView view = sessions.get();
+        if (view == null) {
+            throw ApiException.unavailable("the node is not part of the cluster now; try again shortly");
+        }
+        return view;
+    }
+
     AuthSettingsRoutes.Control authSettingsControl() {
         return authSettings;
     }
@@ -124,6 +139,7 @@ public final class AdminApi {
         new PublishRoutes(this).addTo(table);
         new ClusterNodeRoutes(this).addTo(table);
         new OperationsRoutes(this).addTo(table);
+        new SessionRoutes(this).addTo(table);
         return table;
     }
 

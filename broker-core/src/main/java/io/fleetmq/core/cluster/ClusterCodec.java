@@ -37,6 +37,7 @@ public final class ClusterCodec {
     private static final byte COMMAND_QUEUED = 22;
     /** Older nodes skip it as a malformed record (counted, logged) and go on. */
     private static final byte COMMAND_DRAIN = 27;
+    private static final byte COMMAND_ADMIN_DISCONNECT = 23;
     private static final byte DOWNLINK = 30;
     /** A part of a split downlink after the first: {@link #DOWNLINK} with the part number after the offset. */
     private static final byte DOWNLINK_PART = 31;
@@ -80,6 +81,7 @@ public final class ClusterCodec {
             str(out, s.requestId());
             str(out, s.clientType());
             out.writeBoolean(s.queuing());
+            client(out, s.client());
         });
     }
 
@@ -103,6 +105,7 @@ public final class ClusterCodec {
                 out.writeLong(c.sessionExpirySeconds());
                 will(out, c.will());
                 str(out, c.clientType());
+                client(out, c.client());
             });
         } else if (event instanceof SessionEvent.Disconnected d) {
             return write(EVENT_DISCONNECTED, out -> {
@@ -150,6 +153,12 @@ public final class ClusterCodec {
             return write(COMMAND_DRAIN, out -> {
                 out.writeBoolean(d.drain());
                 str(out, d.requestedBy());
+            });
+        } else if (command instanceof NodeCommand.AdminDisconnect a) {
+            return write(COMMAND_ADMIN_DISCONNECT, out -> {
+                str(out, a.clientId());
+                out.writeLong(a.epoch());
+                out.writeBoolean(a.endSession());
             });
         }
         throw new IllegalArgumentException("unknown command " + command);
@@ -297,8 +306,10 @@ public final class ClusterCodec {
             String clientType = str(in);
             // Records written before the queuing flag existed: a session queues when its expiry is above 0.
             boolean queuing = in.hasRemaining() ? bool(in) : expiry > 0;
+            // Records written before connection details were replicated end here.
+            SessionState.ClientInfo client = in.hasRemaining() ? client(in) : null;
             return new SessionState(clientId, nodeId, incarnation, epoch, connected, expiry, disconnectedAt, will,
-                    requestId, clientType, queuing);
+                    requestId, clientType, queuing, client);
         });
     }
 
@@ -313,7 +324,7 @@ public final class ClusterCodec {
             switch (type) {
                 case EVENT_CONNECT:
                     return new SessionEvent.Connect(str(in), str(in), str(in), in.getLong(), bool(in), in.getLong(),
-                            will(in), str(in));
+                            will(in), str(in), in.hasRemaining() ? client(in) : null);
                 case EVENT_DISCONNECTED:
                     return new SessionEvent.Disconnected(str(in), in.getLong(), in.getLong(), will(in), in.getLong());
                 case EVENT_WILL_PUBLISHED:
@@ -339,6 +350,8 @@ public final class ClusterCodec {
                     return new NodeCommand.Queued(str(in), in.getLong(), decodeDownlink(bytes(in)));
                 case COMMAND_DRAIN:
                     return new NodeCommand.Drain(bool(in), str(in));
+                case COMMAND_ADMIN_DISCONNECT:
+                    return new NodeCommand.AdminDisconnect(str(in), in.getLong(), bool(in));
                 default:
                     throw new MessageFormatException("not a node command: type " + type);
             }
@@ -497,6 +510,40 @@ public final class ClusterCodec {
         long delay = in.getLong();
         BrokerMessage message = MessageCodec.decode(bytes(in));
         return new SessionState.PendingWill(message, delay);
+    }
+
+    /**
+     * Connection details as a length-prefixed block at the end of the record; nothing when unknown,
+     * so such a record is the one older nodes wrote (and still read). Readers take the fields they
+     * know from the block and skip the rest, so a later version can add fields at its end without
+     * breaking nodes that read this one.
+     */
+    private static void client(DataOutputStream out, SessionState.ClientInfo c) throws IOException {
+        if (c == null) {
+            return;
+        }
+        ByteArrayOutputStream block = new ByteArrayOutputStream(64);
+        try (DataOutputStream b = new DataOutputStream(block)) {
+            str(b, c.address());
+            str(b, c.username());
+            str(b, c.protocol());
+            b.writeLong(c.connectedAtMillis());
+            b.writeInt(c.keepAliveSeconds());
+        }
+        bytes(out, block.toByteArray());
+    }
+
+    private static SessionState.ClientInfo client(ByteBuffer in) throws MessageFormatException {
+        int length = in.getInt();
+        if (length == -1) {
+            return null;
+        }
+        if (length < 0 || length > in.remaining()) {
+            throw new MessageFormatException("client block length " + length + " out of range");
+        }
+        ByteBuffer block = ByteBuffer.wrap(in.array(), in.arrayOffset() + in.position(), length).slice();
+        in.position(in.position() + length);
+        return new SessionState.ClientInfo(str(block), str(block), str(block), block.getLong(), block.getInt());
     }
 
     private static void subscriptions(DataOutputStream out, List<Subscription> subs) throws IOException {

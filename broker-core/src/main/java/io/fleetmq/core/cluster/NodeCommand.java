@@ -59,4 +59,17 @@ public sealed interface NodeCommand {
             return null;
         }
     }
+
+    /**
+     * An operator asked, on any node, that the connection of {@code clientId} held here be closed
+     * with 0x98 Administrative action (a 3.1.1 client's is just closed) and, with {@code endSession},
+     * that its session end as on expiry. {@code epoch} is the connection the operator saw: a client
+     * that reconnected meanwhile is left alone. Nodes that do not know this command skip it as
+     * malformed.
+     */
+    record AdminDisconnect(String clientId, long epoch, boolean endSession) implements NodeCommand {
+        public AdminDisconnect {
+            Objects.requireNonNull(clientId, "clientId");
+        }
+    }
 }

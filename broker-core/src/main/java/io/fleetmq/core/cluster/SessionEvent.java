@@ -17,15 +17,24 @@ public sealed interface SessionEvent {
      * @param requestId            unique per CONNECT
      * @param sessionExpirySeconds the expiry the session will have
      * @param will                 the connection's will, null if none
+     * @param client               the connection's details for the session state, null from older nodes
      */
     record Connect(String requestId, String clientId, String nodeId, long nodeIncarnation, boolean cleanStart,
-                   long sessionExpirySeconds, SessionState.PendingWill will, String clientType)
+                   long sessionExpirySeconds, SessionState.PendingWill will, String clientType,
+                   SessionState.ClientInfo client)
             implements SessionEvent {
         public Connect {
             Objects.requireNonNull(requestId, "requestId");
             Objects.requireNonNull(clientId, "clientId");
             Objects.requireNonNull(nodeId, "nodeId");
             Objects.requireNonNull(clientType, "clientType");
+        }
+
+        /** A CONNECT without connection details, as older nodes sent it. */
+        public Connect(String requestId, String clientId, String nodeId, long nodeIncarnation, boolean cleanStart,
+                long sessionExpirySeconds, SessionState.PendingWill will, String clientType) {
+            this(requestId, clientId, nodeId, nodeIncarnation, cleanStart, sessionExpirySeconds, will, clientType,
+                    null);
         }
     }
 

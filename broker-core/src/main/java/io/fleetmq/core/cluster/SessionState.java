@@ -25,10 +25,13 @@ import java.util.Objects;
  *                              connection: its expiry interval is above 0, or was when the connection now
  *                              attached resumed it with expiry 0. The store belongs to the session until
  *                              the session ends; the expiry of the last CONNECT only decides when that is.
+ * @param client                what an operator wants to know of the current or last connection (address,
+ *                              user name, protocol, since when, keep alive); null in records written by
+ *                              nodes that did not replicate it yet
  */
 public record SessionState(String clientId, String nodeId, long nodeIncarnation, long epoch, boolean connected,
                            long sessionExpirySeconds, long disconnectedAtMillis, PendingWill will, String requestId,
-                           String clientType, boolean queuing) {
+                           String clientType, boolean queuing, ClientInfo client) {
 
     /** A session expiry interval that never ends. */
     public static final long NEVER_EXPIRES = 0xFFFF_FFFFL;
@@ -38,6 +41,14 @@ public record SessionState(String clientId, String nodeId, long nodeIncarnation,
         Objects.requireNonNull(nodeId, "nodeId");
         Objects.requireNonNull(requestId, "requestId");
         Objects.requireNonNull(clientType, "clientType");
+    }
+
+    /** A state without connection details, as nodes wrote it before they replicated them. */
+    public SessionState(String clientId, String nodeId, long nodeIncarnation, long epoch, boolean connected,
+            long sessionExpirySeconds, long disconnectedAtMillis, PendingWill will, String requestId,
+            String clientType, boolean queuing) {
+        this(clientId, nodeId, nodeIncarnation, epoch, connected, sessionExpirySeconds, disconnectedAtMillis, will,
+                requestId, clientType, queuing, null);
     }
 
     /** When an offline session ends, or {@code Long.MAX_VALUE} if it never does or is connected. */
@@ -50,7 +61,22 @@ public record SessionState(String clientId, String nodeId, long nodeIncarnation,
 
     public SessionState disconnected(long atMillis, long expirySeconds, PendingWill remainingWill) {
         return new SessionState(clientId, nodeId, nodeIncarnation, epoch, false, expirySeconds, atMillis,
-                remainingWill, requestId, clientType, expirySeconds > 0);
+                remainingWill, requestId, clientType, expirySeconds > 0, client);
+    }
+
+    /**
+     * The connection of a session as the admin API shows it cluster-wide. Every field may be null
+     * (or 0) where the connecting node did not know it.
+     *
+     * @param address           the client's IP address (or the transport's description of its peer)
+     * @param username          the user name of its CONNECT, null if none
+     * @param protocol          "5", "3.1.1" or "3.1"
+     * @param connectedAtMillis when the connection was accepted by its node (asked for, to be exact:
+     *                          the connect sequence decides a moment later)
+     * @param keepAliveSeconds  the keep alive in force, after the server's bound (0 = none)
+     */
+    public record ClientInfo(String address, String username, String protocol, long connectedAtMillis,
+                             int keepAliveSeconds) {
     }
 
     /**

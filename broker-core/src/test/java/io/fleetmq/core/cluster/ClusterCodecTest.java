@@ -33,6 +33,48 @@ class ClusterCodecTest {
         }
     }
 
+    private static final SessionState.ClientInfo CLIENT =
+            new SessionState.ClientInfo("10.1.2.3", "alice", "5", 1_700_000_000_123L, 60);
+
+    @Test
+    void sessionRecordsOfOlderNodesDecodeWithoutConnectionDetails() throws MessageFormatException {
+        SessionState state = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0,
+                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE", true, CLIENT);
+        byte[] now = ClusterCodec.encode(state);
+        SessionState withoutClient = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0,
+                new SessionState.PendingWill(WILL, 5), "req-1", "DEVICE", true);
+        byte[] without = ClusterCodec.encode(withoutClient);
+        // An older node's record ends after the queuing flag; one without details is written the same way.
+        // The block: its length, address "10.1.2.3", user name "alice", protocol "5", since, keep alive.
+        byte[] older = Arrays.copyOf(now, now.length - 4 - (4 + 8) - (4 + 5) - (4 + 1) - 8 - 4);
+        assertArrayEquals(without, older);
+        assertEquals(state, ClusterCodec.decodeSessionState(now));
+        assertEquals(withoutClient, ClusterCodec.decodeSessionState(older));
+
+        SessionEvent.Connect connect = new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300, null,
+                "DEVICE", CLIENT);
+        byte[] event = ClusterCodec.encode(connect);
+        assertEquals(connect, ClusterCodec.decodeEvent(event));
+        byte[] olderEvent = ClusterCodec.encode(new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300,
+                null, "DEVICE"));
+        SessionEvent.Connect back = (SessionEvent.Connect) ClusterCodec.decodeEvent(olderEvent);
+        assertEquals(null, back.client());
+        assertEquals("dev-1", back.clientId());
+    }
+
+    @Test
+    void fieldsALaterVersionAddsToTheConnectionDetailsAreSkipped() throws MessageFormatException {
+        SessionState state = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0, null, "req-1", "DEVICE",
+                true, new SessionState.ClientInfo(null, null, "3.1.1", 5, 0));
+        byte[] now = ClusterCodec.encode(state);
+        // The block is the record's tail: its length, then its fields. Grow it by two unknown bytes.
+        int blockLength = 4 + 4 + (4 + 5) + 8 + 4; // no address, no user name, "3.1.1", since, keep alive
+        assertEquals(blockLength, java.nio.ByteBuffer.wrap(now, now.length - blockLength - 4, 4).getInt());
+        byte[] later = Arrays.copyOf(now, now.length + 2);
+        java.nio.ByteBuffer.wrap(later, now.length - blockLength - 4, 4).putInt(blockLength + 2);
+        assertEquals(state, ClusterCodec.decodeSessionState(later));
+    }
+
     @Test
     void everyRecordSurvivesARoundTrip() throws MessageFormatException {
         NodeStatus node = new NodeStatus("node-1", 42, true, 123);
@@ -57,7 +99,9 @@ class ClusterCodecTest {
         }
         List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true, true),
                 new NodeCommand.TakeOver("dev-1", 5),
-                new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))));
+                new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))),
+                new NodeCommand.AdminDisconnect("a/b/c", 3, true),
+                new NodeCommand.AdminDisconnect("dev-1", 1, false));
         for (NodeCommand c : commands) {
             assertEquals(c, ClusterCodec.decodeCommand(ClusterCodec.encode(c)));
         }

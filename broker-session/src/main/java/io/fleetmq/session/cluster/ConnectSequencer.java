@@ -185,7 +185,9 @@ public final class ConnectSequencer {
             current(w.clientId(), w.epoch()).filter(s -> !s.connected())
                     .ifPresent(s -> write(s.disconnected(s.disconnectedAtMillis(), s.sessionExpirySeconds(), null)));
         } else if (event instanceof SessionEvent.Expired e) {
-            current(e.clientId(), e.epoch()).filter(s -> !s.connected()).ifPresent(s -> delete(s.clientId()));
+            // A connected session ends only this way when its node is gone (an operator ended it).
+            current(e.clientId(), e.epoch()).filter(s -> !s.connected() || !membership.isAlive(s.nodeId(),
+                    s.nodeIncarnation())).ifPresent(this::expired);
         }
     }
 
@@ -228,7 +230,7 @@ public final class ConnectSequencer {
         // A session resumed with expiry 0 keeps its store (and what waits in it) until it ends.
         boolean queuing = c.sessionExpirySeconds() > 0 || present && cur.queuing();
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
-                c.will(), c.requestId(), c.clientType(), queuing));
+                c.will(), c.requestId(), c.clientType(), queuing, c.client()));
         command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
     }
 
@@ -243,6 +245,25 @@ public final class ConnectSequencer {
             SessionState offline = cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will());
             write(offline);
             scheduleExpiry(offline);
+        }
+    }
+
+    /**
+     * An offline session's end, told by the node holding it (which published its will and dropped
+     * its subscriptions and DEVICE queue), or by an operator for a session whose node is gone
+     * (connected there or not): then this sequence does what the node would have, as when such a
+     * session's expiry is due here.
+     */
+    private void expired(SessionState s) {
+        boolean orphan = !membership.isAlive(s.nodeId(), s.nodeIncarnation());
+        // As when such a session is settled: a node that left on purpose closed its clients without wills.
+        boolean closedByServer = s.connected() && membership.hasLeft(s.nodeId(), s.nodeIncarnation());
+        if (orphan && s.will() != null && !closedByServer) {
+            publishWill(s.clientId(), s.will().message()); // the session ends first [MQTT-3.1.3-9]
+        }
+        delete(s.clientId());
+        if (orphan) {
+            deleteSubscriptions(s.clientId(), s.epoch());
         }
     }
 

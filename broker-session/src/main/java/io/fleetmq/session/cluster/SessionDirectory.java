@@ -17,6 +17,13 @@ public final class SessionDirectory {
 
     private final Map<String, SessionState> states = new ConcurrentHashMap<>();
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+    /**
+     * The client IDs of {@link #states} in order, so that the admin API pages through 100,000
+     * sessions without sorting them per request. Kept beside the hash map, whose lookups the
+     * message path makes, rather than replacing it.
+     */
+    private final java.util.concurrent.ConcurrentSkipListSet<String> ordered =
+            new java.util.concurrent.ConcurrentSkipListSet<>();
     /** Client IDs of the persistent APPLICATION sessions in {@link #states}. */
     private final java.util.Set<String> applicationClients = ConcurrentHashMap.newKeySet();
 
@@ -52,6 +59,58 @@ public final class SessionDirectory {
         return view.values().stream();
     }
 
+    /**
+     * Every session known whose client ID is {@code from} or after it, in client ID order ({@link
+     * String#compareTo}), with the connect sequence's pending writes applied. Weakly consistent: a
+     * session written meanwhile may or may not be in it.
+     */
+    public Stream<SessionState> ordered(String from) {
+        java.util.NavigableSet<String> added = new java.util.TreeSet<>();
+        pending.forEach((id, p) -> {
+            if (p.state != null && id.compareTo(from) >= 0 && !ordered.contains(id)) {
+                added.add(id);
+            }
+        });
+        java.util.Iterator<String> ids = added.isEmpty() ? ordered.tailSet(from).iterator()
+                : merged(ordered.tailSet(from).iterator(), added.iterator());
+        return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(ids,
+                java.util.Spliterator.ORDERED | java.util.Spliterator.DISTINCT | java.util.Spliterator.NONNULL), false)
+                .map(id -> get(id).orElse(null))
+                .filter(java.util.Objects::nonNull);
+    }
+
+    /** Two ascending iterators of distinct strings as one. */
+    private static java.util.Iterator<String> merged(java.util.Iterator<String> a, java.util.Iterator<String> b) {
+        return new java.util.Iterator<>() {
+            private String nextA = a.hasNext() ? a.next() : null;
+            private String nextB = b.hasNext() ? b.next() : null;
+
+            @Override
+            public boolean hasNext() {
+                return nextA != null || nextB != null;
+            }
+
+            @Override
+            public String next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                String out;
+                if (nextB == null || nextA != null && nextA.compareTo(nextB) <= 0) {
+                    out = nextA;
+                    if (nextB != null && nextB.equals(nextA)) {
+                        nextB = b.hasNext() ? b.next() : null;
+                    }
+                    nextA = a.hasNext() ? a.next() : null;
+                } else {
+                    out = nextB;
+                    nextB = b.hasNext() ? b.next() : null;
+                }
+                return out;
+            }
+        };
+    }
+
     public int size() {
         return states.size();
     }
@@ -74,6 +133,11 @@ public final class SessionDirectory {
     /** A record of the {@code sessions} topic, in topic order. */
     public void applied(String clientId, SessionState state, long offset) {
         SessionState before = state == null ? states.remove(clientId) : states.put(clientId, state);
+        if (state == null) {
+            ordered.remove(clientId);
+        } else if (before == null) {
+            ordered.add(clientId);
+        }
         if (persistentApplication(state)) {
             applicationClients.add(clientId);
         } else if (persistentApplication(before)) {

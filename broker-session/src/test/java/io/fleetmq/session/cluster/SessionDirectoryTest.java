@@ -30,4 +30,23 @@ class SessionDirectoryTest {
         d.applied("app-1", null, 8);
         assertEquals(1, d.applicationSessions());
     }
+
+    @Test
+    void listsSessionsInClientIdOrderWithPendingWritesApplied() {
+        SessionDirectory d = new SessionDirectory();
+        for (String id : new String[] {"c", "a/1", "e", "b"}) {
+            d.applied(id, state(id, 0, ClientTypes.DEVICE), 1);
+        }
+        d.written("d", state("d", 0, ClientTypes.DEVICE));  // not yet back from Kafka
+        d.written("e", null);                               // deleted, not yet back
+        d.written("b", state("b", 60, ClientTypes.DEVICE)); // changed, not yet back
+        assertEquals(java.util.List.of("a/1", "b", "c", "d"),
+                d.ordered("").map(SessionState::clientId).toList());
+        assertEquals(java.util.List.of("c", "d"), d.ordered("bb").map(SessionState::clientId).toList());
+        assertEquals(60, d.ordered("b").findFirst().orElseThrow().sessionExpirySeconds());
+
+        d.applied("e", null, 2);
+        d.applied("a/1", null, 3);
+        assertEquals(java.util.List.of("b", "c", "d"), d.ordered("").map(SessionState::clientId).toList());
+    }
 }
