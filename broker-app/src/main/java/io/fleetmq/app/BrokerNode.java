@@ -216,6 +216,7 @@ public final class BrokerNode implements AutoCloseable {
         startOperations(kafka, admin, topics, incarnations, recentDrops);
 
         bindMqttListeners(loops, incarnations.connectionHandlers());
+        http.webSocketPorts(mqttPort("WebSocket"), mqttPort("secure WebSocket"));
         mqttListeners.stream().filter(l -> l.name().equals("TCP")).findFirst()
                 .ifPresent(l -> local.address(l.address().getHostString() + ":" + l.port()));
 

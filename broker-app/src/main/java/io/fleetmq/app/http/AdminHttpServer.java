@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's admin HTTP port, served by Javalin on Jetty: liveness, readiness and Prometheus
- * metrics (open), and the admin API under {@code /api/v1} (bearer tokens, see {@link AdminApi}).
+ * metrics (open), the admin API under {@code /api/v1} (bearer tokens, see {@link AdminApi}) and
+ * the web console at {@code /} (open; it logs in through the API, see {@link ConsoleRoutes}).
  * Handlers run on Jetty's worker threads, never on its selector threads; readiness probes wait on
  * {@link Readiness}' own threads without holding a worker.
  */
@@ -40,6 +41,9 @@ public final class AdminHttpServer implements AutoCloseable {
     private final Metrics metrics;
     private final Javalin app;
     private final InetSocketAddress address;
+    /** The node's WebSocket listeners, bound after this port: the console connects back to them. */
+    private volatile int wsPort = -1;
+    private volatile int wssPort = -1;
 
     private AdminHttpServer(String host, int port, Readiness readiness, Metrics metrics, AdminApi api) {
         this.readiness = readiness;
@@ -90,6 +94,7 @@ public final class AdminHttpServer implements AutoCloseable {
                 .result(metrics.scrape()));
         config.routes.before("/api/*", ctx -> api.requireToken(ctx, openPaths));
         table.register(config.routes);
+        new ConsoleRoutes(() -> wsPort, () -> wssPort).register(config.routes);
 
         config.routes.exception(ApiException.class, (e, ctx) -> {
             e.headers().forEach(ctx::header);
@@ -145,6 +150,15 @@ public final class AdminHttpServer implements AutoCloseable {
             }
             return null;
         }).toCompletableFuture());
+    }
+
+    /**
+     * Tells the web console where the node's MQTT WebSocket listeners are (-1: not enabled), for
+     * its MQTT page and its Content-Security-Policy.
+     */
+    public void webSocketPorts(int ws, int wss) {
+        this.wsPort = ws;
+        this.wssPort = wss;
     }
 
     public InetSocketAddress address() {

@@ -55,6 +55,11 @@ final class ApiTestNode implements AutoCloseable {
         return broker.node().httpPort();
     }
 
+    /** The node itself, for its listeners' ports and MQTT clients. */
+    TestBroker broker() {
+        return broker;
+    }
+
     /** The node's MQTT TCP port. */
     int mqttPort() {
         return broker.mqttPort();
