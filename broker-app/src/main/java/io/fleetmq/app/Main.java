@@ -42,12 +42,12 @@ public final class Main {
         if (running == null) {
             return;
         }
+        java.time.Duration timeout = running instanceof BrokerNode node ? node.config().shutdownTimeout()
+                : java.time.Duration.ofSeconds(30);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("Stopping (signal received)");
-            try {
-                running.close();
-            } catch (Exception e) {
-                log.warn("Stop was not clean", e);
+            if (!BoundedStop.stop(running, timeout)) {
+                Runtime.getRuntime().halt(1); // exit() from a shutdown hook would wait for this hook
             }
         }, "fleetmq-shutdown"));
     }
