@@ -14,17 +14,36 @@ import io.fleetmq.testkit.FreePorts;
 import io.fleetmq.testkit.RawMqtt;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.math.BigInteger;
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -32,7 +51,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The PROXY protocol on a node whose TCP and WebSocket listeners expect it: the address a header
+ * The PROXY protocol on a node whose TCP, TLS and WebSocket listeners expect it: the address a header
  * names is the client's for blocked-IP rules, the refused-connections log and the admin API;
  * connections without a valid header first are closed; and a real HAProxy in front
  * ({@code send-proxy-v2}) gets its clients through while one that sends no header does not.
@@ -47,13 +66,28 @@ class ProxyProtocolTest {
     static Path dataDir;
     @TempDir
     static Path haproxyDir;
+    @TempDir
+    static Path tlsDir;
     private ApiTestNode node;
     private String token;
+    private X509Certificate certificate;
 
     @BeforeAll
-    void start() {
-        node = new ApiTestNode(dataDir, Map.of("ADMIN_PASSWORD", "admin-Password-7",
-                "MQTT_TCP_PROXY_PROTOCOL", "true", "MQTT_WS_PROXY_PROTOCOL", "true", "MQTT_CONNECT_TIMEOUT", "3"));
+    void start() throws Exception {
+        Path cert = tlsDir.resolve("cert.pem");
+        Path key = tlsDir.resolve("key.pem");
+        certificate = selfSigned(cert, key);
+        Map<String, String> env = new HashMap<>();
+        env.put("ADMIN_PASSWORD", "admin-Password-7");
+        env.put("MQTT_CONNECT_TIMEOUT", "3");
+        env.put("MQTT_TCP_PROXY_PROTOCOL", "true");
+        env.put("MQTT_WS_PROXY_PROTOCOL", "true");
+        env.put("MQTT_TLS_ENABLED", "true");
+        env.put("MQTT_TLS_PORT", "0");
+        env.put("MQTT_TLS_CERT_FILE", cert.toString());
+        env.put("MQTT_TLS_KEY_FILE", key.toString());
+        env.put("MQTT_TLS_PROXY_PROTOCOL", "true");
+        node = new ApiTestNode(dataDir, env);
         token = node.token("admin", "admin-Password-7");
     }
 
@@ -122,6 +156,21 @@ class ProxyProtocolTest {
             raw.send(ascii("PROXY TCP4 198.51"));
             raw.socketTimeout(15_000);
             assertTrue(raw.closedByBroker(), "closed after the connect timeout");
+        }
+    }
+
+    @Test
+    void theTlsListenerReadsTheHeaderInClearBeforeTheHandshake() throws Exception {
+        int port = node.broker().node().mqttPort("TLS");
+        String clientId = "proxied-tls-" + UUID.randomUUID();
+        Socket plain = new Socket("127.0.0.1", port);
+        plain.getOutputStream().write(ascii("PROXY TCP4 198.51.100.44 127.0.0.1 40006 8883\r\n"));
+        SSLSocket tls = (SSLSocket) trustingTheNode().getSocketFactory().createSocket(plain, "127.0.0.1", port, true);
+        tls.startHandshake();
+        try (RawMqtt raw = RawMqtt.over(tls)) {
+            raw.send(RawMqtt.connectV5(clientId));
+            assertEquals(0, RawMqtt.parseConnAckV5(raw.readType(2)).reasonCode());
+            assertEquals("198.51.100.44", sessionAddress(clientId));
         }
     }
 
@@ -201,6 +250,40 @@ class ProxyProtocolTest {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** An EC P-256 certificate for 127.0.0.1, PEM, with its unencrypted PKCS#8 key. */
+    private static X509Certificate selfSigned(Path certFile, Path keyFile) throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+        generator.initialize(256);
+        KeyPair keys = generator.generateKeyPair();
+        X500Name name = new X500Name("CN=fleetmq-proxy-test");
+        Instant now = Instant.now();
+        JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(name, BigInteger.valueOf(now.toEpochMilli()),
+                Date.from(now.minus(Duration.ofHours(1))), Date.from(now.plus(Duration.ofDays(1))), name, keys.getPublic());
+        builder.addExtension(Extension.subjectAlternativeName, false,
+                new GeneralNames(new GeneralName(GeneralName.iPAddress, "127.0.0.1")));
+        X509Certificate cert = new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
+        try (Writer w = Files.newBufferedWriter(certFile); JcaPEMWriter pem = new JcaPEMWriter(w)) {
+            pem.writeObject(cert);
+        }
+        try (Writer w = Files.newBufferedWriter(keyFile); JcaPEMWriter pem = new JcaPEMWriter(w)) {
+            pem.writeObject(new JcaPKCS8Generator(keys.getPrivate(), null));
+        }
+        return cert;
+    }
+
+    /** TLS that trusts exactly the test's certificate. */
+    private SSLContext trustingTheNode() throws Exception {
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("fleetmq-proxy-test", certificate);
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, tmf.getTrustManagers(), null);
+        return context;
+    }
 
     /** HAProxy from the system (Debian's package); the test fails without it, as CI installs it. */
     private static Path haproxyBinary() {
