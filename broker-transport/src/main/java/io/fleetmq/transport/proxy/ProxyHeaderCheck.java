@@ -40,6 +40,9 @@ final class ProxyHeaderCheck extends ChannelInboundHandlerAdapter {
         }
         if (!v1 && !v2) {
             ReferenceCountUtil.release(msg);
+            if (!ctx.channel().isActive()) {
+                return; // already refused; what was read with it is dropped
+            }
             refusals.refuse(ctx.channel(), ProxyRefusals.MISSING, "the connection did not start with a PROXY header");
             return;
         }
