@@ -39,6 +39,7 @@ import io.fleetmq.transport.EventLoops;
 import io.fleetmq.transport.ListenerBindException;
 import io.fleetmq.transport.Listeners;
 import io.fleetmq.transport.limits.NodeLimits;
+import io.fleetmq.transport.proxy.ProxyRefusals;
 import io.fleetmq.transport.mqtt.MqttChannelInitializer;
 import io.micrometer.core.instrument.Gauge;
 import io.netty.handler.ssl.SslContext;
@@ -424,6 +425,7 @@ public final class BrokerNode implements AutoCloseable {
         boolean anySecure = config.tls().enabled() || config.wss().enabled();
         ServerTls tls = anySecure ? serverTls() : null;
         NodeLimits limits = new NodeLimits(config.connectionLimits(), metrics.registry()); // shared by the listeners
+        ProxyRefusals proxyRefusals = new ProxyRefusals(metrics.registry());
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
                 log.info("{} listener disabled", l.name());
@@ -433,13 +435,15 @@ public final class BrokerNode implements AutoCloseable {
             boolean webSocket = l == config.ws() || l == config.wss();
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? tls : null, webSocket,
                     config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits)
-                    .allowedOrigins(config.webSocketAllowedOrigins());
+                    .allowedOrigins(config.webSocketAllowedOrigins())
+                    .proxyProtocol(l.proxyProtocol() ? proxyRefusals : null);
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);
             started.push(new Stoppable(l.name() + " listener", bound));
-            log.info("Listening for MQTT over {} on {}{}", l.name(), bound.address(),
-                    webSocket ? MqttChannelInitializer.WEBSOCKET_PATH : "");
+            log.info("Listening for MQTT over {} on {}{}{}", l.name(), bound.address(),
+                    webSocket ? MqttChannelInitializer.WEBSOCKET_PATH : "",
+                    l.proxyProtocol() ? " (PROXY protocol header required)" : "");
         }
     }
 

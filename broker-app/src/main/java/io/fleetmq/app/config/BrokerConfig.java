@@ -61,8 +61,11 @@ public record BrokerConfig(
         TlsSettings tlsSettings,
         Settings settings) {
 
-    /** One MQTT listener: on or off, its port, and the setting that names the port in errors. */
-    public record Listener(String name, boolean enabled, int port, String portSetting) {
+    /**
+     * One MQTT listener: on or off, its port, the setting that names the port in errors, and
+     * whether every connection must start with a PROXY protocol header (behind a load balancer).
+     */
+    public record Listener(String name, boolean enabled, int port, String portSetting, boolean proxyProtocol) {
     }
 
     /** Ports of the embedded services in standalone and services mode, and the binary of the embedded Redis. */
@@ -404,7 +407,8 @@ public record BrokerConfig(
 
     private static Listener listener(Settings s, String name, String label) {
         String portKey = "listeners." + name + ".port";
-        return new Listener(label, s.bool("listeners." + name + ".enabled"), s.port(portKey), s.describe(portKey));
+        return new Listener(label, s.bool("listeners." + name + ".enabled"), s.port(portKey), s.describe(portKey),
+                s.bool("listeners." + name + ".proxy-protocol"));
     }
 
     private static Path optionalFile(Settings s, String key) {

@@ -2,6 +2,8 @@ package io.fleetmq.transport.mqtt;
 
 import io.fleetmq.transport.limits.ConnectionRate;
 import io.fleetmq.transport.limits.NodeLimits;
+import io.fleetmq.transport.proxy.ProxyProtocol;
+import io.fleetmq.transport.proxy.ProxyRefusals;
 import io.fleetmq.transport.tls.ClientCertificates;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -24,7 +26,7 @@ import java.util.function.Supplier;
 import jdk.net.ExtendedSocketOptions;
 
 /**
- * Pipeline of one MQTT connection: optional TLS, optional WebSocket (path {@code /mqtt},
+ * Pipeline of one MQTT connection: optional PROXY protocol header, optional TLS, optional WebSocket (path {@code /mqtt},
  * sub-protocols {@code mqtt} and {@code mqttv3.1}), framing and checking by {@link MqttPacketValidator}
  * bounded by the broker's maximum packet size, decoding by Netty's MQTT codec, then the connection
  * handler that owns the client.
@@ -47,6 +49,7 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final NodeLimits limits;
     private final ConnectionRate rate;
     private volatile java.util.Set<String> allowedOrigins = java.util.Set.of();
+    private volatile ProxyRefusals proxyProtocol;
 
     /**
      * @param ssl               TLS context, or null for no TLS
@@ -104,6 +107,16 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         return this;
     }
 
+    /**
+     * Every connection must start with a PROXY protocol header (version 1 or 2), in clear before
+     * TLS; the client address it names replaces the socket's peer. Connections without one are
+     * closed and counted in {@code refusals}. Null: no header expected (one would be bad MQTT).
+     */
+    public MqttChannelInitializer proxyProtocol(ProxyRefusals refusals) {
+        this.proxyProtocol = refusals;
+        return this;
+    }
+
     @Override
     protected void initChannel(Channel ch) {
         if (!rate.tryAcquire()) {
@@ -117,6 +130,10 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         tcpKeepAlive(ch, limits.limits().tcpKeepAliveSeconds());
         ch.config().setWriteBufferWaterMark(writeBuffer);
         ChannelPipeline p = ch.pipeline();
+        ProxyRefusals proxy = proxyProtocol;
+        if (proxy != null) {
+            ProxyProtocol.install(p, proxy);
+        }
         if (tls != null) {
             // One snapshot: the context and the client-certificate policy built with it.
             io.fleetmq.transport.tls.ServerTls.Material material = tls.material();

@@ -9,6 +9,7 @@ import io.fleetmq.core.topic.SharedSubscription;
 import io.fleetmq.core.topic.TopicNames;
 import io.fleetmq.session.ClientConnection;
 import io.fleetmq.core.limit.PublishRate;
+import io.fleetmq.transport.proxy.ProxyProtocol;
 import io.fleetmq.transport.limits.ConnectionLimits;
 import io.fleetmq.transport.limits.NodeLimits;
 import io.fleetmq.transport.tls.ClientCertificates;
@@ -470,12 +471,14 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public String remoteAddress() {
-        return channel == null ? "?" : String.valueOf(channel.remoteAddress());
+        return channel == null ? "?" : String.valueOf(ProxyProtocol.clientAddress(channel));
     }
 
     @Override
     public java.net.InetAddress address() {
-        return channel != null && channel.remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress() : null;
+        // Behind a load balancer with the PROXY protocol: the client it names, not the balancer.
+        return channel != null && ProxyProtocol.clientAddress(channel) instanceof java.net.InetSocketAddress a
+                ? a.getAddress() : null;
     }
 
     @Override
