@@ -3,7 +3,7 @@ package io.fleetmq.core.log;
 /**
  * Makes text a client chose (client IDs, topics, user names) safe to put in a log line: at most
  * {@link #MAX_LENGTH} characters, and control characters escaped so a client cannot forge log lines
- * with line breaks or hide text with terminal escapes. MQTT allows 65,535-byte strings with almost any
+ * with line breaks or hide text with terminal escapes or bidi overrides. MQTT allows 65,535-byte strings with almost any
  * character, and these values end up in files that operators read.
  */
 public final class ClientText {
@@ -27,7 +27,9 @@ public final class ClientText {
         StringBuilder out = null;
         for (int i = 0; i < limit; i++) {
             char c = s.charAt(i);
-            boolean control = Character.isISOControl(c) || c == '\u2028' || c == '\u2029';
+            // Format characters (bidi overrides, zero-width) can make a line read differently than it is.
+            boolean control = Character.isISOControl(c) || c == '\u2028' || c == '\u2029'
+                    || Character.getType(c) == Character.FORMAT;
             if (control && out == null) {
                 out = new StringBuilder(limit + 16).append(s, 0, i);
             }

@@ -28,6 +28,11 @@ class ClientTextTest {
     }
 
     @Test
+    void bidiOverridesAreEscaped() {
+        assertEquals("admin\\u202etxt.exe", ClientText.of("admin\u202etxt.exe"));
+    }
+
+    @Test
     void neverSplitsASurrogatePair() {
         String s = ClientText.of("a".repeat(ClientText.MAX_LENGTH - 1) + "\uD83D\uDE00tail");
         assertTrue(s.startsWith("a".repeat(ClientText.MAX_LENGTH - 1) + "..."), s);
