@@ -513,7 +513,8 @@ public final class BrokerNode implements AutoCloseable {
         try {
             return binder.get();
         } catch (ListenerBindException e) {
-            throw new StartupException(e.getMessage() + " (" + setting + ")", e);
+            // Driver messages may quote the connection string, password included.
+            throw new StartupException(io.fleetmq.core.log.Secrets.mask(e.getMessage()) + " (" + setting + ")", e);
         }
     }
 
@@ -521,7 +522,8 @@ public final class BrokerNode implements AutoCloseable {
         try {
             return connect.get();
         } catch (IllegalStateException e) {
-            throw new StartupException(e.getMessage() + " (" + setting + ")", e);
+            // Driver messages may quote the connection string, password included.
+            throw new StartupException(io.fleetmq.core.log.Secrets.mask(e.getMessage()) + " (" + setting + ")", e);
         }
     }
 

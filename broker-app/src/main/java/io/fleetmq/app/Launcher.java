@@ -10,6 +10,9 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Function;
@@ -30,12 +33,18 @@ public final class Launcher {
                           any of them can be external (KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, DATABASE_URL)
               node        a cluster node; Kafka, Redis and PostgreSQL must all be external
               services    only the embedded Kafka, Redis and PostgreSQL, printing their addresses
+                          (the database password goes only to <data dir>/services.env, mode 0600)
               --config    YAML file overriding the shipped fleetmq.yml (default: <data dir>/fleetmq.yml if present)
             Every setting can also be set by its environment variable; see fleetmq.yml.""";
 
     /** The parsed command line. */
     public record Command(Mode mode, Path configFile, boolean help) {
     }
+
+    /** The file in the data directory where {@code services} writes all it started, secrets included. */
+    public static final String SERVICES_ENV = "services.env";
+    /** Starts the last line {@code services} prints once everything is up; scripts wait for it. */
+    public static final String SERVICES_READY = "# services ready";
 
     private final Function<String, String> environment;
     private final PrintStream out;
@@ -131,6 +140,7 @@ public final class Launcher {
         }
         EmbeddedServices services = BrokerNode.startEmbedded(config, kafka, redis, postgres);
         Map<String, String> addresses = new LinkedHashMap<>();
+        Map<String, String> secrets = new LinkedHashMap<>();
         if (kafka) {
             addresses.put("KAFKA_BOOTSTRAP_SERVERS", services.kafkaBootstrapServers());
         }
@@ -140,23 +150,52 @@ public final class Launcher {
         if (postgres) {
             addresses.put("DATABASE_URL", services.databaseUrl());
             addresses.put("DATABASE_USER", services.databaseUser());
-            addresses.put("DATABASE_PASSWORD", services.databasePassword());
+            secrets.put("DATABASE_PASSWORD", services.databasePassword());
         }
-        StringBuilder env = new StringBuilder();
-        addresses.forEach((k, v) -> env.append(k).append('=').append(v).append('\n'));
-        Path envFile = config.dataDir().resolve("services.env");
+        Path envFile = config.dataDir().resolve(SERVICES_ENV);
         try {
-            Files.writeString(envFile, env, StandardCharsets.UTF_8);
+            Map<String, String> all = new LinkedHashMap<>(addresses);
+            all.putAll(secrets);
+            writeOwnerOnly(envFile, envLines(all));
         } catch (IOException e) {
             services.close();
             throw new StartupException("cannot write " + envFile + ": " + e.getMessage()
                     + " (broker.data-dir, BROKER_DATA_DIR)", e);
         }
-        // The addresses go to standard output as KEY=value lines, ready for `export` or `env`.
-        out.print(env);
+        // Standard output often ends up in shared logs and CI output: it gets the addresses as KEY=value
+        // lines, ready for `export` or `env`, and only the name of the file that holds the secrets.
+        out.print(envLines(addresses));
+        out.println(SERVICES_READY + "; addresses and secrets (" + String.join(", ", secrets.keySet())
+                + ") in " + envFile.toAbsolutePath() + ", readable by its owner only");
         out.flush();
         log.info("Services ready; addresses written to {}", envFile);
         return services;
+    }
+
+    private static String envLines(Map<String, String> values) {
+        StringBuilder env = new StringBuilder();
+        values.forEach((k, v) -> env.append(k).append('=').append(v).append('\n'));
+        return env.toString();
+    }
+
+    /**
+     * Replaces {@code file} by one only its owner can read (where the file system has POSIX
+     * permissions): written to a fresh temporary file, which Java creates with mode 0600, then moved
+     * over the old one, so the secret is never in a file others could read, not even for a moment.
+     */
+    static void writeOwnerOnly(Path file, String text) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".tmp");
+        try {
+            if (Files.getFileStore(tmp).supportsFileAttributeView(PosixFileAttributeView.class)) {
+                Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
+            }
+            Files.writeString(tmp, text, StandardCharsets.UTF_8);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
     }
 
     private String hostName() {

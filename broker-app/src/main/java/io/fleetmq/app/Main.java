@@ -1,6 +1,7 @@
 package io.fleetmq.app;
 
 import io.fleetmq.app.config.ConfigException;
+import io.fleetmq.core.log.Secrets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -8,6 +9,7 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
 /**
  * Entry point of {@code java -jar fleetmq.jar}. Start-up errors end the process with one line on
  * standard error (exit 2: configuration, exit 1: a dependency or port); SIGTERM stops gracefully.
+ * That line never shows a password: connection strings in it are masked.
  */
 public final class Main {
 
@@ -24,17 +26,17 @@ public final class Main {
         try {
             running = new Launcher(System::getenv, System.out).run(args);
         } catch (ConfigException e) {
-            System.err.println("fleetmq: configuration error: " + e.getMessage());
+            System.err.println("fleetmq: configuration error: " + Secrets.mask(e.getMessage()));
             log.debug("Configuration error", e);
             System.exit(2);
             return;
         } catch (StartupException e) {
-            System.err.println("fleetmq: cannot start: " + e.getMessage());
+            System.err.println("fleetmq: cannot start: " + Secrets.mask(e.getMessage()));
             log.debug("Start-up failure", e);
             System.exit(1);
             return;
         } catch (RuntimeException e) {
-            System.err.println("fleetmq: cannot start: " + e);
+            System.err.println("fleetmq: cannot start: " + Secrets.mask(e.toString()));
             log.error("Unexpected start-up failure", e);
             System.exit(1);
             return;

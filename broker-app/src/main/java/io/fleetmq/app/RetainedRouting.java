@@ -1,5 +1,6 @@
 package io.fleetmq.app;
 
+import io.fleetmq.core.log.ClientText;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.retained.LogPosition;
@@ -58,7 +59,8 @@ final class RetainedRouting {
                         MessageCodec.encode(message));
             } else {
                 if (!failed) {
-                    log.warn("Retained message of {} not stored; the batch is routed again: {}", message.topic(),
+                    log.warn("Retained message of {} not stored; the batch is routed again: {}",
+                            ClientText.of(message.topic()),
                             cause.toString());
                 }
                 failed = true;

@@ -32,16 +32,21 @@ class ServicesAndNodeIT {
         servicesEnv.put("EMBEDDED_POSTGRES_PORT", String.valueOf(FreePorts.next()));
 
         try (BrokerProcess services = BrokerProcess.start(workDir.resolve("services"), servicesEnv, "services")) {
-            services.awaitOutput("DATABASE_PASSWORD=", Duration.ofMinutes(3));
+            services.awaitOutput(Launcher.SERVICES_READY, Duration.ofMinutes(3));
             Map<String, String> addresses = Persisted.parseEnvLines(services.stdout());
             assertEquals("127.0.0.1:" + servicesEnv.get("EMBEDDED_KAFKA_PORT"), addresses.get("KAFKA_BOOTSTRAP_SERVERS"));
             assertEquals("redis://127.0.0.1:" + servicesEnv.get("EMBEDDED_REDIS_PORT"), addresses.get("REDIS_URL"));
             assertEquals("jdbc:postgresql://127.0.0.1:" + servicesEnv.get("EMBEDDED_POSTGRES_PORT") + "/fleetmq",
                     addresses.get("DATABASE_URL"));
-            assertEquals(addresses, Persisted.parseEnvLines(
-                    Files.readString(workDir.resolve("services-data").resolve("services.env"))));
+            assertFalse(addresses.containsKey("DATABASE_PASSWORD"), "the password is not printed");
+            // The file holds what was printed plus the secrets.
+            Map<String, String> file = Persisted.parseEnvLines(
+                    Files.readString(workDir.resolve("services-data").resolve(Launcher.SERVICES_ENV)));
+            Map<String, String> printedPlusSecret = new java.util.LinkedHashMap<>(addresses);
+            printedPlusSecret.put("DATABASE_PASSWORD", file.get("DATABASE_PASSWORD"));
+            assertEquals(printedPlusSecret, file);
 
-            Map<String, String> nodeEnv = new HashMap<>(addresses);
+            Map<String, String> nodeEnv = new HashMap<>(file);
             int http = FreePorts.next();
             Path nodeData = workDir.resolve("node-data");
             nodeEnv.put("BROKER_DATA_DIR", nodeData.toString());

@@ -2,6 +2,8 @@ package io.fleetmq.session;
 
 import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.Downlink;
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.kafka.app.AppBacklog;
@@ -25,6 +27,9 @@ import org.slf4j.LoggerFactory;
 final class AppBacklogReader {
 
     private static final Logger log = LoggerFactory.getLogger(AppBacklogReader.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     /** One partition of a backlog as this session delivers it. */
     private static final class Cursor {
@@ -182,8 +187,11 @@ final class AppBacklogReader {
             // A shared backlog holds the group's messages; this member gets them with its own options.
             d = Delivery.of(clientId, downlink.message(), sharedSub != null ? List.of(sharedSub) : downlink.matched());
         } catch (MessageFormatException e) {
-            log.warn("{}: skipping a malformed backlog record at {}/{}: {}", clientId, r.partition(), r.offset(),
-                    e.getMessage());
+            if (LOG_LIMIT.allow()) {
+                log.warn("{}: skipping a malformed backlog record at {}/{}: {}{}",
+                        ClientText.of(clientId), r.partition(), r.offset(),
+                        e.getMessage(), LOG_LIMIT.suppressedNote());
+            }
             services.drops().count(MessageDrops.Reason.MALFORMED_RECORD, clientId, null);
             d = null;
         }

@@ -3,6 +3,8 @@ package io.fleetmq.session;
 import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.fleetmq.session.cluster.ClientTypes;
@@ -26,6 +28,9 @@ import org.slf4j.LoggerFactory;
 final class ConnectWaits {
 
     private static final Logger log = LoggerFactory.getLogger(ConnectWaits.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     /**
      * A CONNECT waiting for its answer; what its connection does meanwhile waits in {@code deferred}.
@@ -156,7 +161,10 @@ final class ConnectWaits {
         } else {
             verdict.whenComplete((v, e) -> {
                 if (e != null) {
-                    log.warn("{}: authentication failed: {}", clientId, e.toString());
+                    if (LOG_LIMIT.allow()) {
+                        log.warn("{}: authentication failed: {}{}",
+                                ClientText.of(clientId), e.toString(), LOG_LIMIT.suppressedNote());
+                    }
                 }
                 tell.accept(() -> authenticated(requestId,
                         e != null ? SessionGuard.Verdict.refused(ReasonCode.UNSPECIFIED_ERROR) : v));
@@ -173,7 +181,10 @@ final class ConnectWaits {
         }
         step.whenComplete((s, e) -> {
             if (e != null) {
-                log.warn("{}: enhanced authentication failed: {}", clientId, e.toString());
+                if (LOG_LIMIT.allow()) {
+                    log.warn("{}: enhanced authentication failed: {}{}",
+                            ClientText.of(clientId), e.toString(), LOG_LIMIT.suppressedNote());
+                }
             }
             tell.accept(() -> stepped(requestId,
                     e != null ? new SessionGuard.AuthStep.Failed(ReasonCode.UNSPECIFIED_ERROR) : s));
@@ -320,8 +331,10 @@ final class ConnectWaits {
             return;
         }
         p.timeout().cancel(false);
-        log.warn("{}: CONNECT not decided within {}; refused with server unavailable", clientId,
-                services.cluster().connectTimeout());
+        if (LOG_LIMIT.allow()) {
+            log.warn("{}: CONNECT not decided within {}; refused with server unavailable{}", ClientText.of(clientId),
+                    services.cluster().connectTimeout(), LOG_LIMIT.suppressedNote());
+        }
         p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE, "cluster did not answer in time"));
         refused.run();
     }

@@ -1,6 +1,7 @@
 package io.fleetmq.session;
 
 import io.fleetmq.core.actor.Mailbox;
+import io.fleetmq.core.log.ClientText;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.subscription.Subscription;
 import java.util.List;
@@ -86,7 +87,7 @@ final class DeliveryInbox {
                     sink.accept(r.message(), r.matched());
                 } catch (RuntimeException e) {
                     services.drops().count(MessageDrops.Reason.DELIVERY_FAILED, clientId, r.message().topic());
-                    log.warn("{}: a delivery failed; continuing with the next", clientId, e);
+                    log.warn("{}: a delivery failed; continuing with the next", ClientText.of(clientId), e);
                 }
             }
         } finally {

@@ -3,6 +3,8 @@ package io.fleetmq.session;
 import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import java.util.List;
@@ -19,6 +21,9 @@ import org.slf4j.LoggerFactory;
 final class DeviceQueueReader {
 
     private static final Logger log = LoggerFactory.getLogger(DeviceQueueReader.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     /** An entry of the queue in flight: the queue keeps it until its flow completes. */
     final class Entry implements OutboundFlow.Origin {
@@ -123,7 +128,10 @@ final class DeviceQueueReader {
         outbound.release(max);
         if (error != null) {
             // Redis is away: delivery from the queue pauses and resumes when it is back.
-            log.warn("{}: reading the DEVICE queue failed, trying again: {}", clientId, error.toString());
+            if (LOG_LIMIT.allow()) {
+                log.warn("{}: reading the DEVICE queue failed, trying again: {}{}",
+                        ClientText.of(clientId), error.toString(), LOG_LIMIT.suppressedNote());
+            }
             services.timers().schedule(() -> tell.accept(this::read), 1, TimeUnit.SECONDS);
             afterRead.run();
             return;
@@ -167,7 +175,10 @@ final class DeviceQueueReader {
         try {
             d = ClusterCodec.decodeDownlink(value);
         } catch (MessageFormatException e) {
-            log.warn("{}: skipping a malformed DEVICE queue entry: {}", clientId, e.getMessage());
+            if (LOG_LIMIT.allow()) {
+                log.warn("{}: skipping a malformed DEVICE queue entry: {}{}",
+                        ClientText.of(clientId), e.getMessage(), LOG_LIMIT.suppressedNote());
+            }
             services.drops().count(MessageDrops.Reason.MALFORMED_RECORD, clientId, null);
             services.deviceQueues().remove(clientId, seq);
             return;

@@ -1,5 +1,7 @@
 package io.fleetmq.session;
 
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.Packet.Ack;
@@ -30,6 +32,9 @@ import org.slf4j.LoggerFactory;
 final class InboundFlow {
 
     private static final Logger log = LoggerFactory.getLogger(InboundFlow.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     private final String clientId;
     private final Traffic received;
@@ -167,7 +172,10 @@ final class InboundFlow {
     private void onStored(ClientConnection from, Packet.Publish p, String topic, Throwable error) {
         if (error != null) {
             services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED, clientId, topic);
-            log.warn("{}: PUBLISH to {} not stored in Kafka: {}", clientId, topic, error.toString());
+            if (LOG_LIMIT.allow()) {
+                log.warn("{}: PUBLISH to {} not stored in Kafka: {}{}",
+                        ClientText.of(clientId), ClientText.of(topic), error.toString(), LOG_LIMIT.suppressedNote());
+            }
         }
         CompletableFuture<Void> recorded = p.qos() < 2 ? InboundQos2.DONE
                 : qos2.settled(p.packetId(), error == null, sessionExpiry.getAsLong());

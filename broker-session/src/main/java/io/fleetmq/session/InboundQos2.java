@@ -1,5 +1,7 @@
 package io.fleetmq.session;
 
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.persistence.redis.Qos2Receipts;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -8,8 +10,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +29,9 @@ import org.slf4j.LoggerFactory;
 final class InboundQos2 {
 
     private static final Logger log = LoggerFactory.getLogger(InboundQos2.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
     static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
     /** What a packet identifier stands for. */
@@ -196,6 +201,9 @@ final class InboundQos2 {
                 .tag("operation", operation)
                 .register(meters)
                 .increment();
-        log.warn("{}: QoS 2 receipt {} failed in Redis: {}", clientId, operation, error.toString());
+        if (LOG_LIMIT.allow()) {
+            log.warn("{}: QoS 2 receipt {} failed in Redis: {}{}",
+                    ClientText.of(clientId), operation, error.toString(), LOG_LIMIT.suppressedNote());
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.fleetmq.session;
 
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
@@ -17,6 +19,9 @@ import org.slf4j.LoggerFactory;
 final class Reauthentication {
 
     private static final Logger log = LoggerFactory.getLogger(Reauthentication.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     /** What the session does with the result. */
     interface Result {
@@ -92,7 +97,10 @@ final class Reauthentication {
         ClientConnection forConn = conn;
         stage.whenComplete((s, e) -> tell.accept(() -> {
             if (e != null) {
-                log.warn("{}: re-authentication failed: {}", clientId, e.toString());
+                if (LOG_LIMIT.allow()) {
+                    log.warn("{}: re-authentication failed: {}{}",
+                            ClientText.of(clientId), e.toString(), LOG_LIMIT.suppressedNote());
+                }
             }
             stepped(forConn, e != null ? new SessionGuard.AuthStep.Failed(ReasonCode.UNSPECIFIED_ERROR) : s);
         }));

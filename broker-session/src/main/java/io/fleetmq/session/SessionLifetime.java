@@ -1,12 +1,13 @@
 package io.fleetmq.session;
 
+import io.fleetmq.core.actor.ActorTimers;
+import io.fleetmq.core.actor.Mailbox;
 import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.log.ClientText;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
-import io.fleetmq.core.actor.ActorTimers;
-import io.fleetmq.core.actor.Mailbox;
 import java.time.Duration;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -195,7 +196,8 @@ final class SessionLifetime {
         services.publishLog().append(message).whenComplete((ok, error) -> {
             if (error != null) {
                 services.drops().count(MessageDrops.Reason.PUBLISH_NOT_STORED, clientId, w.topic());
-                log.warn("Will of {} to {} not stored in Kafka: {}", clientId, w.topic(), error.toString());
+                log.warn("Will of {} to {} not stored in Kafka: {}",
+                        ClientText.of(clientId), ClientText.of(w.topic()), error.toString());
             }
         });
     }

@@ -4,6 +4,8 @@ import io.fleetmq.app.security.provider.AuthProvider;
 import io.fleetmq.app.security.provider.AuthRequest;
 import io.fleetmq.app.security.provider.AuthResult;
 import io.fleetmq.app.security.provider.Identity;
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.fleetmq.core.security.BlockEntry;
 import io.fleetmq.core.security.BlockList;
@@ -50,6 +52,9 @@ import org.slf4j.LoggerFactory;
 public final class MqttSecurity implements SessionGuard, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(MqttSecurity.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     /** How long providers that a settings change replaced stay open for the CONNECTs that still use them. */
     private static final long RETIRE_AFTER_SECONDS = 30;
@@ -250,7 +255,10 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 try {
                     verdict.complete(ask(c, request, auth, from));
                 } catch (RuntimeException e) {
-                    log.warn("{}: authentication failed: {}", request.clientId(), e.toString());
+                    if (LOG_LIMIT.allow()) {
+                        log.warn("{}: authentication failed: {}{}",
+                                ClientText.of(request.clientId()), e.toString(), LOG_LIMIT.suppressedNote());
+                    }
                     verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
                 }
             });

@@ -1,12 +1,18 @@
 package io.fleetmq.core.health;
 
+import io.fleetmq.core.log.Secrets;
 import java.util.Objects;
 
-/** Outcome of one {@link HealthCheck}: up or down, with a human-readable detail. */
+/**
+ * Outcome of one {@link HealthCheck}: up or down, with a human-readable detail. The detail is shown
+ * on {@code /health/ready} to anyone who can reach the admin port, so credentials in it (a password in
+ * a connection string quoted by a driver's error) are masked here, whatever the check wrote.
+ */
 public record HealthStatus(boolean up, String detail) {
 
     public HealthStatus {
         Objects.requireNonNull(detail, "detail");
+        detail = Secrets.mask(detail);
     }
 
     public static HealthStatus up(String detail) {

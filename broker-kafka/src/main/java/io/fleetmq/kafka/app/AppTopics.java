@@ -1,5 +1,6 @@
 package io.fleetmq.kafka.app;
 
+import io.fleetmq.core.log.ClientText;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaSettings;
 import io.fleetmq.kafka.TopicLayout;
@@ -7,6 +8,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -14,8 +17,6 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -153,7 +154,7 @@ public final class AppTopics {
         admin.deleteTopics(List.of(topic(clientId))).all().whenComplete((v, e) -> {
             if (e != null && !(e instanceof UnknownTopicOrPartitionException)
                     && !(e.getCause() instanceof UnknownTopicOrPartitionException)) {
-                log.warn("Cannot delete the backlog topic of {}: {}", clientId, e.toString());
+                log.warn("Cannot delete the backlog topic of {}: {}", ClientText.of(clientId), e.toString());
             }
         });
         admin.deleteConsumerGroups(List.of(group(clientId))).all().whenComplete((v, e) -> {

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fleetmq.core.health.HealthCheck;
 import io.fleetmq.core.health.HealthStatus;
+import io.fleetmq.core.log.Secrets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -51,8 +52,8 @@ public final class Database implements AutoCloseable {
         try {
             dataSource = new HikariDataSource(config);
         } catch (RuntimeException e) {
-            throw new IllegalStateException("cannot connect to PostgreSQL at " + settings.url() + ": "
-                    + HealthStatus.describe(e), e);
+            throw new IllegalStateException(Secrets.mask("cannot connect to PostgreSQL at " + settings.url() + ": "
+                    + HealthStatus.describe(e)), e);
         }
         try {
             MigrateResult result = Flyway.configure()
@@ -64,8 +65,8 @@ public final class Database implements AutoCloseable {
                     result.targetSchemaVersion, result.migrationsExecuted);
         } catch (RuntimeException e) {
             dataSource.close();
-            throw new IllegalStateException("cannot migrate the database schema at " + settings.url() + ": "
-                    + HealthStatus.describe(e), e);
+            throw new IllegalStateException(Secrets.mask("cannot migrate the database schema at " + settings.url() + ": "
+                    + HealthStatus.describe(e)), e);
         }
         return new Database(settings, dataSource);
     }

@@ -3,7 +3,10 @@ package io.fleetmq.session.cluster;
 import io.fleetmq.core.cluster.ClientSubscriptions;
 import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.subscription.Subscription;
+import io.fleetmq.core.subscription.SubscriptionTrie;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.ClusterSettings;
@@ -12,12 +15,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import io.fleetmq.core.message.MessageFormatException;
-import io.fleetmq.core.subscription.SubscriptionTrie;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
-import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,7 +109,8 @@ public final class ClusterLink implements io.fleetmq.session.ClusterPort {
     public CompletableFuture<?> event(SessionEvent event) {
         return producer.send(topics.sessionEvents(), event.clientId(), ClusterCodec.encode(event)).whenComplete((m, e) -> {
             if (e != null) {
-                log.warn("Session event {} for {} not stored: {}", event.getClass().getSimpleName(), event.clientId(),
+                log.warn("Session event {} for {} not stored: {}",
+                        event.getClass().getSimpleName(), ClientText.of(event.clientId()),
                         e.toString());
             }
         });
@@ -127,7 +129,8 @@ public final class ClusterLink implements io.fleetmq.session.ClusterPort {
                 new ClientSubscriptions(clientId, nodeId(), incarnation(), subscriptions));
         producer.send(topics.subscriptions(), null, clientId, value, headers).whenComplete((m, e) -> {
             if (e != null) {
-                log.warn("Subscriptions of {} not stored in Kafka; other nodes do not see the change: {}", clientId,
+                log.warn("Subscriptions of {} not stored in Kafka; other nodes do not see the change: {}",
+                        ClientText.of(clientId),
                         e.toString());
             }
         });

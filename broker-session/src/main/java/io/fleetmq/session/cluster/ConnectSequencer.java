@@ -5,6 +5,7 @@ import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.cluster.NodeStatus;
 import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.log.ClientText;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.cluster.ClusterProducer;
@@ -397,7 +398,7 @@ public final class ConnectSequencer {
         if (e == null) {
             p.offset = m.offset();
         } else {
-            log.warn("Session state of {} not stored: {}", clientId, e.toString());
+            log.warn("Session state of {} not stored: {}", ClientText.of(clientId), e.toString());
         }
     }
 
@@ -427,7 +428,7 @@ public final class ConnectSequencer {
         track(publishLog.append(message).whenComplete((ok, e) -> {
             if (e != null) {
                 drops.count(MessageDrops.Reason.PUBLISH_NOT_STORED, clientId, will.topic());
-                log.warn("Will of {} not stored: {}", clientId, e.toString());
+                log.warn("Will of {} not stored: {}", ClientText.of(clientId), e.toString());
             }
         }));
         log.debug("Published the will of {} to {}", clientId, will.topic());

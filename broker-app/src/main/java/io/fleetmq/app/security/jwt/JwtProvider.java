@@ -10,6 +10,8 @@ import io.fleetmq.app.security.provider.AuthProvider;
 import io.fleetmq.app.security.provider.AuthRequest;
 import io.fleetmq.app.security.provider.AuthResult;
 import io.fleetmq.app.security.provider.Identity;
+import io.fleetmq.core.log.ClientText;
+import io.fleetmq.core.log.LogLimit;
 import java.nio.charset.StandardCharsets;
 import java.text.ParseException;
 import java.time.Clock;
@@ -31,6 +33,9 @@ import org.slf4j.LoggerFactory;
 public final class JwtProvider implements AuthProvider {
 
     private static final Logger log = LoggerFactory.getLogger(JwtProvider.class);
+
+    /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
+    private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
     private static final Pattern COMPACT = Pattern.compile("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*");
     /** Tokens are far smaller; a longer password is not worth parsing as one. */
@@ -117,7 +122,10 @@ public final class JwtProvider implements AuthProvider {
         } catch (TokenClaims.Refused e) {
             return refused(request, e.getMessage());
         } catch (RuntimeException e) {
-            log.warn("{}: checking its token failed: {}", request.clientId(), e.toString());
+            if (LOG_LIMIT.allow()) {
+                log.warn("{}: checking its token failed: {}{}",
+                        ClientText.of(request.clientId()), e.toString(), LOG_LIMIT.suppressedNote());
+            }
             return AuthResult.unavailable();
         }
     }
