@@ -145,6 +145,7 @@ public final class BrokerNode implements AutoCloseable {
         resolveDependencies();
 
         KafkaClients kafka = new KafkaClients(kafkaSettings, config.nodeId()).meters(metrics.registry());
+        started.push(new Stoppable("Kafka client meters", kafka::closeMeters));
         Admin admin = kafka.admin();
         started.push(new Stoppable("Kafka admin client", admin));
         BrokerTopics topics = new BrokerTopics(kafkaSettings.topicPrefix());

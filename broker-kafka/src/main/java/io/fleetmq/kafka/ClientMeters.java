@@ -27,7 +27,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * closing the older one later leaves the newer one's meters alone. The binders share one refresh
  * thread.
  */
-final class ClientMeters {
+final class ClientMeters implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -62,6 +62,12 @@ final class ClientMeters {
         if (bound.remove(clientId, binder)) {
             binder.close();
         }
+    }
+
+    /** Stops the refresh thread; the clients' meters stay until the clients close. */
+    @Override
+    public void close() {
+        refresher.shutdownNow();
     }
 
     private final class Producer extends KafkaProducer<String, byte[]> {

@@ -38,6 +38,14 @@ public final class KafkaClients {
         return this;
     }
 
+    /** Stops the thread that refreshes the clients' meters; for when the node stops. */
+    public void closeMeters() {
+        ClientMeters m = meters;
+        if (m != null) {
+            m.close();
+        }
+    }
+
     public KafkaSettings settings() {
         return settings;
     }
