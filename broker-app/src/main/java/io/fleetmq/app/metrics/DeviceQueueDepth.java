@@ -48,13 +48,13 @@ public final class DeviceQueueDepth {
         return List.of(
                 Gauge.builder("fleetmq.device.queue.messages", this, d -> d.total)
                         .description("Messages in the DEVICE queues of this node's sessions (sampled from Redis)")
-                        .register(meters),
+                        .strongReference(true).register(meters),
                 Gauge.builder("fleetmq.device.queue.largest", this, d -> d.largest)
                         .description("Messages in the longest DEVICE queue of this node's sessions (sampled)")
-                        .register(meters),
+                        .strongReference(true).register(meters),
                 Gauge.builder("fleetmq.device.queue.sampled", this, d -> d.sampled)
                         .description("DEVICE queues counted by the last sample")
-                        .register(meters));
+                        .strongReference(true).register(meters));
     }
 
     /** Takes one sample unless the last one is still unanswered; failed answers count as unknown (0). */

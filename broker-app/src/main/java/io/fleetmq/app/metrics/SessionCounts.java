@@ -8,7 +8,8 @@ import java.util.function.Supplier;
 /**
  * {@code fleetmq_node_sessions{type,state}}: the node's sessions by type (DEVICE, APPLICATION) and
  * state (connected, disconnected). Counting walks every session, so the four gauges share one count
- * that is taken at most once a second, however often and however many series are scraped.
+ * that is taken at most once a second, however often and however many series are scraped. The
+ * gauges hold it strongly: nothing else does.
  */
 public final class SessionCounts {
 
@@ -36,7 +37,9 @@ public final class SessionCounts {
             int index = i;
             gauges.add(Gauge.builder("fleetmq.node.sessions", counts, c -> c.get(index))
                     .description("Sessions on this node by type and state")
-                    .tag("type", SERIES[i][0]).tag("state", SERIES[i][1]).register(meters));
+                    .tag("type", SERIES[i][0]).tag("state", SERIES[i][1])
+                    .strongReference(true) // only the gauges hold the shared count
+                    .register(meters));
         }
         return gauges;
     }

@@ -102,6 +102,19 @@ class MetricsExportTest {
             assertTrue(sum(scrape, "fleetmq_bytes_sent_total", "qos=\"" + "1" + "\"") >= 5, "bytes sent");
         }
         assertEquals(1, sum(scrape, "fleetmq_ready", null), "ready");
+        assertTrue(sum(scrape, "fleetmq_auth_results_total", "provider=\"anonymous\",result=\"allowed\"") >= 2,
+                "anonymous CONNECTs allowed");
+        String[] last = {""};
+        try {
+            Await.until(Duration.ofSeconds(10), "the session count is refreshed", () -> sum(last[0] = broker.scrapeMetrics(),
+                    "fleetmq_node_sessions", "state=\"connected\",type=\"DEVICE\"") == 1);
+        } catch (AssertionError e) {
+            throw new AssertionError(last[0].lines().filter(l -> l.startsWith("fleetmq_node_sessions")).toList().toString(), e);
+        }
+
+        // A gauge whose object was collected reads NaN: the node's own must all hold theirs.
+        List<String> nan = scrape.lines().filter(l -> l.startsWith("fleetmq_") && l.endsWith(" NaN")).toList();
+        assertTrue(nan.isEmpty(), "gauges without a value: " + nan);
 
         Set<String> queried = new TreeSet<>();
         queried.addAll(dashboardNames());
