@@ -140,11 +140,13 @@ public final class BrokerNode implements AutoCloseable {
         http = bind("listeners.http.port (HTTP_PORT)",
                 () -> AdminHttpServer.start(config.bindAddress(), config.httpPort(), readiness, metrics, adminApi));
         started.push(new Stoppable("admin HTTP", http));
+        DependencyMeters.registerReady(metrics.registry(), readiness);
         log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.address());
 
         resolveDependencies();
 
-        KafkaClients kafka = new KafkaClients(kafkaSettings, config.nodeId());
+        KafkaClients kafka = new KafkaClients(kafkaSettings, config.nodeId()).meters(metrics.registry());
+        started.push(new Stoppable("Kafka client meters", kafka::closeMeters));
         Admin admin = kafka.admin();
         started.push(new Stoppable("Kafka admin client", admin));
         BrokerTopics topics = new BrokerTopics(kafkaSettings.topicPrefix());
@@ -167,12 +169,12 @@ public final class BrokerNode implements AutoCloseable {
                     + " (kafka.bootstrap-servers, KAFKA_BOOTSTRAP_SERVERS)", e);
         }
 
-        Database database = dependency("database.url (DATABASE_URL)", () -> Database.open(databaseSettings));
+        Database database = dependency("database.url (DATABASE_URL)", () -> Database.open(databaseSettings, metrics.registry()));
         started.push(new Stoppable("database pool", database));
         // PostgreSQL only holds configuration: without it the node serves MQTT unchanged.
         dependency(database.healthCheck(), Readiness.Impact.DEGRADES);
 
-        Redis redis = dependency("redis.url (REDIS_URL)", () -> Redis.connect(redisSettings));
+        Redis redis = dependency("redis.url (REDIS_URL)", () -> Redis.connect(redisSettings, metrics.registry()));
         started.push(new Stoppable("Redis connection", redis));
         // Without Redis, delivery from DEVICE queues pauses and resumes; everything else goes on.
         dependency(redis.healthCheck(), Readiness.Impact.DEGRADES);
@@ -426,6 +428,8 @@ public final class BrokerNode implements AutoCloseable {
         ServerTls tls = anySecure ? serverTls() : null;
         NodeLimits limits = new NodeLimits(config.connectionLimits(), metrics.registry()); // shared by the listeners
         ProxyRefusals proxyRefusals = new ProxyRefusals(metrics.registry());
+        io.micrometer.core.instrument.Counter[] disconnects =
+                io.fleetmq.app.metrics.ConnectionMeters.disconnectCounters(metrics.registry());
         for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
             if (!l.enabled()) {
                 log.info("{} listener disabled", l.name());
@@ -436,7 +440,9 @@ public final class BrokerNode implements AutoCloseable {
             MqttChannelInitializer initializer = new MqttChannelInitializer(secure ? tls : null, webSocket,
                     config.mqttLimits().maximumPacketSize(), config.maxWriteBufferBytes(), handlers, limits)
                     .allowedOrigins(config.webSocketAllowedOrigins())
-                    .proxyProtocol(l.proxyProtocol() ? proxyRefusals : null);
+                    .proxyProtocol(l.proxyProtocol() ? proxyRefusals : null)
+                    .observer(new io.fleetmq.app.metrics.ConnectionMeters(metrics.registry(),
+                            webSocket ? (secure ? "wss" : "ws") : (secure ? "tls" : "tcp"), disconnects).handlers());
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);

@@ -96,6 +96,7 @@ final class Messaging implements AutoCloseable {
     private final LocalNode local;
     private final SubscriptionTrie subscriptions;
     private final AppTopics appTopics;
+    private final AppBacklogs appBacklogs;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
@@ -174,7 +175,7 @@ final class Messaging implements AutoCloseable {
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
-                new AppBacklogs(kafka, appTopics, loops),
+                this.appBacklogs = new AppBacklogs(kafka, appTopics, loops),
                 new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()), security);
         this.sessions = new SessionRegistry(services);
         if (local.draining()) {
@@ -293,7 +294,33 @@ final class Messaging implements AutoCloseable {
                 .description("Subscriptions in the node's trie (the whole cluster's)").register(meters));
         gauges.add(Gauge.builder("fleetmq.retained.messages", retained, RetainedIndex::size)
                 .description("Retained messages known to the node").register(meters));
+        gauges.add(Gauge.builder("fleetmq.retained.bytes", retained, RetainedIndex::bytes)
+                .description("Bytes of the retained messages known to the node, as the retained limits weigh them")
+                .register(meters));
+        gauges.addAll(io.fleetmq.app.metrics.SessionCounts.register(meters, sessions::countByTypeAndState));
+        gauges.add(Gauge.builder("fleetmq.application.backlog.lag", appBacklogs, AppBacklogs::lag)
+                .description("Records of the open APPLICATION backlogs not yet handed to their sessions")
+                .register(meters));
+        gauges.add(Gauge.builder("fleetmq.application.backlog.largest.lag", appBacklogs, AppBacklogs::largestLag)
+                .description("Records not yet handed to its session of the open APPLICATION backlog furthest behind")
+                .register(meters));
+        io.fleetmq.app.metrics.DeviceQueueDepth depth = new io.fleetmq.app.metrics.DeviceQueueDepth(
+                () -> sessions.all().stream().filter(SessionActor::queuesInRedis).map(SessionActor::clientId)::iterator,
+                deviceQueues::size, DEVICE_QUEUES_SAMPLED);
+        gauges.addAll(depth.register(meters));
+        timers.scheduleWithFixedDelay(depth::sample, 0, DEVICE_QUEUE_SAMPLE_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+        // One series per publish partition (a bounded, configured number): 0 where another node routes.
+        for (int p = 0; p < kafka.settings().publishPartitions(); p++) {
+            int partition = p;
+            gauges.add(Gauge.builder("fleetmq.publish.routing.lag", routing, c -> c.lag(partition))
+                    .description("PUBLISH records of this publish partition that this node routes and has not read yet")
+                    .tag("partition", Integer.toString(p)).register(meters));
+        }
     }
+
+    /** How often the DEVICE queues' lengths are read from Redis for the metrics, and how many at most. */
+    private static final long DEVICE_QUEUE_SAMPLE_SECONDS = 15;
+    private static final int DEVICE_QUEUES_SAMPLED = 10_000;
 
     private final java.util.concurrent.CopyOnWriteArrayList<Runnable> fenceListeners =
             new java.util.concurrent.CopyOnWriteArrayList<>();

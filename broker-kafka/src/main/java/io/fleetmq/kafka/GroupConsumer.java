@@ -138,6 +138,8 @@ public final class GroupConsumer<T> implements AutoCloseable {
     private volatile Set<Integer> owned = Set.of();
     /** Records in the owned partitions not yet read, as of the last poll. */
     private volatile long lag;
+    /** Lag by partition number as of the last poll; 0 for partitions the node does not own. */
+    private volatile long[] partitionLags = new long[0];
     /** Replaced by each restart; written under {@code consumerLock} so close() wakes the current one. */
     private volatile KafkaConsumer<String, byte[]> consumer;
     private final Object consumerLock = new Object();
@@ -204,11 +206,29 @@ public final class GroupConsumer<T> implements AutoCloseable {
         return lag;
     }
 
+    /**
+     * Records of partition {@code partition} this node has not read yet, as of its last poll: 0 when
+     * it does not own the partition. Reads an array, so a gauge per partition costs a scrape nothing.
+     */
+    public long lag(int partition) {
+        long[] lags = partitionLags;
+        return partition < lags.length ? lags[partition] : 0;
+    }
+
     private long currentLag() {
         long sum = 0;
-        for (TopicPartition tp : consumer.assignment()) {
-            sum += consumer.currentLag(tp).orElse(0);
+        java.util.Set<TopicPartition> owned = consumer.assignment();
+        int size = 0;
+        for (TopicPartition tp : owned) {
+            size = Math.max(size, tp.partition() + 1);
         }
+        long[] lags = new long[size];
+        for (TopicPartition tp : owned) {
+            long l = consumer.currentLag(tp).orElse(0);
+            lags[tp.partition()] = l;
+            sum += l;
+        }
+        partitionLags = lags;
         return sum;
     }
 
@@ -226,7 +246,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
     /** One consumer's life: joins the group, consumes until closed or until it fails. */
     private void consume(LoopSupervisor.Progress progress) {
-        KafkaConsumer<String, byte[]> created = clients.consumer(role, groupId, overrides);
+        KafkaConsumer<String, byte[]> created = clients.meteredConsumer(role, groupId, overrides);
         synchronized (consumerLock) {
             consumer = created;
             if (stopping) {

@@ -22,10 +22,28 @@ public final class KafkaClients {
 
     private final KafkaSettings settings;
     private final String nodeId;
+    private volatile ClientMeters meters;
 
     public KafkaClients(KafkaSettings settings, String nodeId) {
         this.settings = settings;
         this.nodeId = nodeId;
+    }
+
+    /**
+     * From now on, producers and the consumers made by {@link #meteredConsumer} export Kafka's
+     * client metrics to {@code registry} while they are open.
+     */
+    public KafkaClients meters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = new ClientMeters(registry);
+        return this;
+    }
+
+    /** Stops the thread that refreshes the clients' meters; for when the node stops. */
+    public void closeMeters() {
+        ClientMeters m = meters;
+        if (m != null) {
+            m.close();
+        }
     }
 
     public KafkaSettings settings() {
@@ -60,11 +78,27 @@ public final class KafkaClients {
         // default of 1 MiB does not take it.
         props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, settings.recordLimits().maxRecordBytes());
         props.putAll(overrides);
-        return new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
+        ClientMeters m = meters;
+        return m == null ? new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())
+                : m.producer(props, props.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG));
     }
 
     /** A consumer that commits explicitly: the broker decides when a record has been handled. */
     public KafkaConsumer<String, byte[]> consumer(String purpose, String groupId, Map<String, Object> overrides) {
+        return consumer(purpose, groupId, overrides, false);
+    }
+
+    /**
+     * As {@link #consumer}, exporting Kafka's consumer metrics while open (see {@link #meters}): for
+     * the node's long-lived consumers, one per purpose at a time. Short-lived readers and the
+     * consumers of APPLICATION sessions (one per session) are not metered.
+     */
+    public KafkaConsumer<String, byte[]> meteredConsumer(String purpose, String groupId, Map<String, Object> overrides) {
+        return consumer(purpose, groupId, overrides, true);
+    }
+
+    private KafkaConsumer<String, byte[]> consumer(String purpose, String groupId, Map<String, Object> overrides,
+            boolean metered) {
         Properties props = common(purpose);
         if (groupId != null) {
             props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
@@ -76,7 +110,9 @@ public final class KafkaClients {
         // partition of records near the limit is still read at full batches.
         props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, settings.recordLimits().topicMaxMessageBytes());
         props.putAll(overrides);
-        return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+        ClientMeters m = meters;
+        return m == null || !metered ? new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())
+                : m.consumer(props, props.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG));
     }
 
     private Properties common(String purpose) {

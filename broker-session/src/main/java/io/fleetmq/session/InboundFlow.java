@@ -152,7 +152,7 @@ final class InboundFlow {
         }
         ClientConnection from = connection.current();
         String stored = message.topic(); // the PUBLISH may have named it by alias
-        received.count(message.payload().length);
+        received.count(p.qos(), message.payload().length);
         services.publishLog().append(message).whenComplete((ok, error) -> {
             // Settled as soon as Kafka answered, here rather than in the session's turn: exactly once
             // per PUBLISH, also when the session ended meanwhile and its mailbox takes nothing more.

@@ -172,7 +172,7 @@ final class OutboundFlow {
             }
         }
         connection.write(withAlias(resend || redelivery && d.qos() > 0 ? publish.withDup(true) : publish, true));
-        sent.count(m.payload().length);
+        sent.count(d.qos(), m.payload().length);
         return true;
     }
 

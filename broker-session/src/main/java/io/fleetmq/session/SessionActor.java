@@ -47,12 +47,12 @@ public final class SessionActor {
     private final AtomicInteger connectsPending = new AtomicInteger();
     /** The connect sequence's number of the current (or last) connection; 0 before the first. */
     private long epoch;
-    private String clientType = ClientTypes.DEVICE;
+    private volatile String clientType = ClientTypes.DEVICE;
     /**
      * Messages for this session go through its store (DEVICE queue, APPLICATION backlog): its expiry
      * is above 0, or it was resumed with expiry 0 and keeps its store until it ends.
      */
-    private boolean queuing;
+    private volatile boolean queuing;
     /** The session's expiry passed while a CONNECT of its client waited: it ends if that is refused. */
     private boolean expiryDue;
 
@@ -105,6 +105,16 @@ public final class SessionActor {
 
     public String clientId() {
         return clientId;
+    }
+
+    /** Whether this session's messages wait in a DEVICE queue in Redis; for metrics, may lag a step. */
+    public boolean queuesInRedis() {
+        return services.deviceQueues() != null && queuing && ClientTypes.DEVICE.equals(clientType);
+    }
+
+    /** DEVICE or APPLICATION, as the last CONNECT's authentication decided; for metrics, may lag a step. */
+    public String clientType() {
+        return clientType;
     }
 
     /** Whether a client is connected to this session now; may lag by one mailbox step. */

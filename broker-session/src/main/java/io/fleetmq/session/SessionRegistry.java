@@ -139,6 +139,19 @@ public final class SessionRegistry {
         return draining;
     }
 
+    /**
+     * The node's sessions counted by type and state, in the order DEVICE connected, DEVICE
+     * disconnected, APPLICATION connected, APPLICATION disconnected; one pass over the sessions.
+     */
+    public long[] countByTypeAndState() {
+        long[] counts = new long[4];
+        for (SessionActor actor : sessions.values()) {
+            int type = io.fleetmq.session.cluster.ClientTypes.APPLICATION.equals(actor.clientType()) ? 2 : 0;
+            counts[type + (actor.isOnline() ? 0 : 1)]++;
+        }
+        return counts;
+    }
+
     /** Sessions with a connected client; may lag by one step of each session. */
     public int connectedCount() {
         int n = 0;

@@ -6,8 +6,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 /**
  * The PUBLISH messages a node takes from its clients and sends to them, and their payload bytes:
  * {@code fleetmq_messages_received_total}, {@code fleetmq_messages_sent_total},
- * {@code fleetmq_bytes_received_total} and {@code fleetmq_bytes_sent_total}. Each flow looks its
- * counters up once, so counting a message is two adder increments.
+ * {@code fleetmq_bytes_received_total} and {@code fleetmq_bytes_sent_total}, each by tag
+ * {@code qos} (0, 1 or 2). Each flow looks its six counters up once, so counting a message is an
+ * array index and two adder increments.
  */
 final class Traffic {
 
@@ -16,30 +17,33 @@ final class Traffic {
     static final String BYTES_RECEIVED = "fleetmq.bytes.received";
     static final String BYTES_SENT = "fleetmq.bytes.sent";
 
-    private final Counter messages;
-    private final Counter bytes;
+    private final Counter[] messages = new Counter[3];
+    private final Counter[] bytes = new Counter[3];
 
-    private Traffic(Counter messages, Counter bytes) {
-        this.messages = messages;
-        this.bytes = bytes;
+    private Traffic(MeterRegistry meters, String messagesName, String messagesHelp, String bytesName,
+            String bytesHelp) {
+        for (int qos = 0; qos < 3; qos++) {
+            String tag = Integer.toString(qos);
+            messages[qos] = Counter.builder(messagesName).description(messagesHelp).tag("qos", tag).register(meters);
+            bytes[qos] = Counter.builder(bytesName).description(bytesHelp).tag("qos", tag).register(meters);
+        }
     }
 
     /** PUBLISH packets clients sent to the node and it accepted for storing. */
     static Traffic received(MeterRegistry meters) {
-        return new Traffic(Counter.builder(MESSAGES_RECEIVED).description("PUBLISH messages received from clients")
-                .register(meters), Counter.builder(BYTES_RECEIVED)
-                .description("Payload bytes of the PUBLISH messages received from clients").register(meters));
+        return new Traffic(meters, MESSAGES_RECEIVED, "PUBLISH messages received from clients", BYTES_RECEIVED,
+                "Payload bytes of the PUBLISH messages received from clients");
     }
 
     /** PUBLISH packets the node wrote to its clients. */
     static Traffic sent(MeterRegistry meters) {
-        return new Traffic(Counter.builder(MESSAGES_SENT).description("PUBLISH messages sent to clients")
-                .register(meters), Counter.builder(BYTES_SENT)
-                .description("Payload bytes of the PUBLISH messages sent to clients").register(meters));
+        return new Traffic(meters, MESSAGES_SENT, "PUBLISH messages sent to clients", BYTES_SENT,
+                "Payload bytes of the PUBLISH messages sent to clients");
     }
 
-    void count(int payloadBytes) {
-        messages.increment();
-        bytes.increment(payloadBytes);
+    /** Counts one PUBLISH of {@code qos} (0 to 2, as the packet carries it). */
+    void count(int qos, int payloadBytes) {
+        messages[qos].increment();
+        bytes[qos].increment(payloadBytes);
     }
 }

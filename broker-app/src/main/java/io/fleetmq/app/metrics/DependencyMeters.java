@@ -27,4 +27,18 @@ public final class DependencyMeters {
                 .tag("required", Boolean.toString(impact == Readiness.Impact.REQUIRED))
                 .register(registry);
     }
+
+    /**
+     * {@code fleetmq_ready}: 1 while the node would answer {@code /health/ready} with 200, 0 while
+     * starting, stopping or missing a required dependency. Built from the checks' last answers (each
+     * refreshed in the background when older than a second), so a scrape never waits.
+     */
+    public static void registerReady(MeterRegistry registry, Readiness readiness) {
+        Gauge.builder("fleetmq.ready", readiness, r -> {
+                    r.names().forEach(name -> r.lastKnown(name, MAX_AGE));
+                    return r.lastReport().ready() ? 1.0 : 0.0;
+                })
+                .description("Whether the node is ready for clients (1) or not (0), as /health/ready says")
+                .register(registry);
+    }
 }

@@ -13,7 +13,8 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 /**
  * The node's meter registry, scraped at {@code /metrics}. Every meter carries the node's id as tag
- * {@code node}, so a cluster's nodes can be told apart after aggregation.
+ * {@code node}, so a cluster's nodes can be told apart after aggregation. No label may carry a
+ * client ID or an MQTT topic.
  */
 public final class Metrics implements AutoCloseable {
 
@@ -24,6 +25,10 @@ public final class Metrics implements AutoCloseable {
     public Metrics(String nodeId) {
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         registry.config().commonTags("node", nodeId);
+        // Kafka's per-topic client metrics would name APPLICATION backlog topics, which carry client
+        // IDs and topic filters: only the clients' totals (and per Kafka broker) are exported.
+        registry.config().meterFilter(io.micrometer.core.instrument.config.MeterFilter.deny(
+                id -> id.getName().startsWith("kafka.") && id.getTag("topic") != null));
         new JvmMemoryMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ClassLoaderMetrics().bindTo(registry);

@@ -93,6 +93,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** Stored overrides this node could not apply (null: none); not tried (nor logged) again until they change. */
     private java.util.Map<String, String> rejected;
     private final RefusedLog refusedLog;
+    private final AuthMeters authMeters;
     private final Clock clock;
     private final ThreadPoolExecutor pool;
     private final ExecutorService changes;
@@ -123,6 +124,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         this.source = source;
         this.databaseAway = databaseAway;
         this.refusedLog = new RefusedLog(refused, meters, clock, settings.refusedRetention());
+        this.authMeters = new AuthMeters(meters);
         this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
                 new ThreadPoolExecutor.AbortPolicy());
@@ -229,6 +231,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         Optional<BlockEntry> block = blockList.match(request.clientId(), request.connect().username(),
                 request.address(), clock.instant());
         if (block.isPresent()) {
+            authMeters.refused("blocklist", ReasonCode.BANNED);
             return CompletableFuture.completedFuture(refuse(request, ReasonCode.BANNED, RefusedConnection.BLOCKED));
         }
         AuthRequest auth = authRequest(request);
@@ -242,7 +245,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 break;
             }
             if (!(quick instanceof AuthResult.NotMine)) {
-                return CompletableFuture.completedFuture(verdict(c, request, quick));
+                return CompletableFuture.completedFuture(verdict(c, request, providers.get(next).name(), quick));
             }
         }
         if (next == providers.size()) {
@@ -259,11 +262,13 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                         log.warn("{}: authentication failed: {}{}",
                                 ClientText.of(request.clientId()), e.toString(), LOG_LIMIT.suppressedNote());
                     }
+                    authMeters.refused("none", ReasonCode.SERVER_UNAVAILABLE);
                     verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
                 }
             });
         } catch (RejectedExecutionException e) {
             // A storm of CONNECTs (bad passwords cost a hash each) is refused beyond the bound.
+            authMeters.refused("none", ReasonCode.SERVER_BUSY);
             return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
         }
         return verdict;
@@ -279,9 +284,25 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         ScramAuthentication scram = chain.scram();
         if (scram == null || algorithm == null) {
             refusedLog.refused(request, request.connect().username(), data != null, RefusedConnection.BAD_AUTH_METHOD);
+            authMeters.refused(scram == null ? "none" : "scram", ReasonCode.BAD_AUTHENTICATION_METHOD);
             return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
         }
-        return scram.start(request, algorithm, data);
+        return counted(scram.start(request, algorithm, data));
+    }
+
+    /** Counts a SCRAM exchange once it ends, however many rounds it takes. */
+    private CompletionStage<AuthStep> counted(CompletionStage<AuthStep> step) {
+        return step.thenApply(s -> {
+            if (s instanceof AuthStep.Continue more) {
+                return new AuthStep.Continue(more.data(), data -> counted(more.next().next(data)));
+            }
+            if (s instanceof AuthStep.Allowed) {
+                authMeters.allowed("scram");
+            } else if (s instanceof AuthStep.Failed failed) {
+                authMeters.refused("scram", failed.code());
+            }
+            return s;
+        });
     }
 
     /** Asks the providers from {@code from} on, in order, on an auth thread. */
@@ -289,18 +310,20 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         for (int i = from; i < c.providers().size(); i++) {
             AuthResult result = c.providers().get(i).authenticate(auth);
             if (!(result instanceof AuthResult.NotMine)) {
-                return verdict(c, request, result);
+                return verdict(c, request, c.providers().get(i).name(), result);
             }
         }
         return anonymous(c, request);
     }
 
-    private Verdict verdict(Chain c, ConnectRequest request, AuthResult result) {
+    private Verdict verdict(Chain c, ConnectRequest request, String provider, AuthResult result) {
         if (result instanceof AuthResult.Allowed allowed) {
+            authMeters.allowed(provider);
             Identity id = allowed.identity();
             return Verdict.allowed(access(c, id, request.clientId()), id.clientType());
         }
         AuthResult.Denied denied = (AuthResult.Denied) result;
+        authMeters.refused(provider, denied.code());
         return refuse(request, denied.code(), denied.reason());
     }
 
@@ -318,12 +341,14 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** A CONNECT that no provider took. */
     private Verdict anonymous(Chain c, ConnectRequest request) {
         if (c.anonymousAllowed()) {
+            authMeters.allowed("anonymous");
             return Verdict.allowed(new RuleAccess(null, request.connect().username(), request.clientId(),
                     commonName(request), c.anonymousPublish(), c.anonymousSubscribe(), c.settings().denyDisconnect()),
                     null);
         }
         // Never say which part was wrong: a user name or password that matches nothing is "bad".
         boolean triedCredentials = request.connect().username() != null || request.connect().password() != null;
+        authMeters.refused("anonymous", ReasonCode.NOT_AUTHORIZED);
         return triedCredentials
                 ? refuse(request, ReasonCode.BAD_USER_NAME_OR_PASSWORD, RefusedConnection.BAD_CREDENTIALS)
                 : refuse(request, ReasonCode.NOT_AUTHORIZED, RefusedConnection.ANONYMOUS_REFUSED);

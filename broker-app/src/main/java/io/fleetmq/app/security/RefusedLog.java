@@ -47,6 +47,19 @@ final class RefusedLog {
                 .description("Refused connections counted but not written to the log of refused connections "
                         + "(too many different client IDs at once, or PostgreSQL unavailable)")
                 .register(meters);
+        // Every reason's series from the start, so rate() and alerts see the first refusal.
+        for (String reason : java.util.List.of(RefusedConnection.BAD_CREDENTIALS, RefusedConnection.NOT_AUTHORIZED,
+                RefusedConnection.BLOCKED, RefusedConnection.ANONYMOUS_REFUSED, RefusedConnection.AUTH_UNAVAILABLE,
+                RefusedConnection.AUTH_BUSY, RefusedConnection.BAD_AUTH_METHOD)) {
+            counter(reason);
+        }
+    }
+
+    private Counter counter(String reason) {
+        return byReason.computeIfAbsent(reason, r -> Counter.builder("fleetmq.connections.refused")
+                .description("CONNECTs refused by authentication, authorization or blocking, by reason")
+                .tag("reason", r)
+                .register(meters));
     }
 
     /** Counts and gathers one refusal. */
@@ -59,10 +72,7 @@ final class RefusedLog {
      * user name (in an enhanced authentication's data), and gave a secret there or not.
      */
     void refused(SessionGuard.ConnectRequest request, String username, boolean secretGiven, String reason) {
-        byReason.computeIfAbsent(reason, r -> Counter.builder("fleetmq.connections.refused")
-                .description("CONNECTs refused by authentication, authorization or blocking, by reason")
-                .tag("reason", r)
-                .register(meters)).increment();
+        counter(reason).increment();
         Instant now = clock.instant();
         String clientId = request.clientId() == null ? "" : request.clientId();
         RefusedConnection entry = new RefusedConnection(clientId, username, address(request.address()), secretGiven,

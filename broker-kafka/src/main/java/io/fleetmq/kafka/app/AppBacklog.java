@@ -78,6 +78,9 @@ public final class AppBacklog implements AutoCloseable {
     private int credits;
     private volatile boolean stopping;
     private volatile KafkaConsumer<String, byte[]> consumer;
+    /** Records of the backlog not handed to the session yet, as of the last poll: Kafka's lag plus the buffer. */
+    private volatile long lag;
+    private Runnable onClose = () -> { };
     private Thread thread;
     /** Per partition: the highest offset ever sent (from the committed metadata), and the last commit. */
     private final Map<Integer, Long> lastSentBefore = new HashMap<>();
@@ -139,6 +142,28 @@ public final class AppBacklog implements AutoCloseable {
     }
 
     /** Restarts the reader after an unexpected failure; set before {@link #start()}. */
+    /**
+     * Records of this backlog the session has not been handed yet, as of the backlog's last poll
+     * (Kafka's lag of the partitions it reads, plus those read and waiting for the session's credit).
+     */
+    public long lag() {
+        return lag;
+    }
+
+    private long kafkaLag() {
+        long sum = 0;
+        for (org.apache.kafka.common.TopicPartition tp : consumer.assignment()) {
+            sum += consumer.currentLag(tp).orElse(0);
+        }
+        return sum;
+    }
+
+    /** Runs {@code action} when the backlog is closed (its owner's bookkeeping). */
+    AppBacklog onClose(Runnable action) {
+        this.onClose = action;
+        return this;
+    }
+
     AppBacklog supervisedBy(LoopSupervisor s) {
         this.supervisor = s;
         return this;
@@ -237,6 +262,7 @@ public final class AppBacklog implements AutoCloseable {
                                 ownNext = rec.offset() + 1;
                             }
                         }
+                        lag = buffer.size() + kafkaLag();
                         made.made();
                     } catch (WakeupException e) {
                         continue; // a commit or close asked for the thread
@@ -534,6 +560,7 @@ public final class AppBacklog implements AutoCloseable {
     @Override
     public void close() {
         stopping = true;
+        onClose.run();
         wake();
     }
 }

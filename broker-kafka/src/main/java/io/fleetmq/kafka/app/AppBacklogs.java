@@ -12,6 +12,8 @@ public final class AppBacklogs {
     private final AppTopics topics;
 
     private final LoopSupervisor supervisor;
+    /** The backlogs open now, for their lag. */
+    private final java.util.Set<AppBacklog> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Each backlog restarted by a supervisor of its own that nobody watches; see the other constructor. */
     public AppBacklogs(KafkaClients clients, AppTopics topics) {
@@ -33,6 +35,7 @@ public final class AppBacklogs {
     public AppBacklog open(String clientId, Consumer<List<AppBacklog.Record>> sink, boolean newSession) {
         AppBacklog backlog = new AppBacklog(clients, topics.topic(clientId), topics.group(clientId), sink,
                 newSession ? System.currentTimeMillis() - 1_000 : -1).supervisedBy(supervisor);
+        tracked(backlog);
         backlog.start();
         return backlog;
     }
@@ -46,8 +49,36 @@ public final class AppBacklogs {
             Consumer<java.util.Set<Integer>> revoked) {
         AppBacklog backlog = AppBacklog.sharedMember(clients, topics.sharedTopic(group, topicFilter), sink, revoked)
                 .supervisedBy(supervisor);
+        tracked(backlog);
         backlog.start();
         return backlog;
+    }
+
+    private void tracked(AppBacklog backlog) {
+        open.add(backlog);
+        backlog.onClose(() -> open.remove(backlog));
+    }
+
+    /**
+     * Records the node's open APPLICATION backlogs (own and shared) have not handed to their
+     * sessions yet, summed; each as of its last poll, so reading this costs one pass over the open
+     * backlogs and nothing of Kafka.
+     */
+    public long lag() {
+        long sum = 0;
+        for (AppBacklog b : open) {
+            sum += b.lag();
+        }
+        return sum;
+    }
+
+    /** The open backlogs' largest lag; see {@link #lag()}. */
+    public long largestLag() {
+        long max = 0;
+        for (AppBacklog b : open) {
+            max = Math.max(max, b.lag());
+        }
+        return max;
     }
 
     /** See {@link AppTopics#ensureAsync}. */

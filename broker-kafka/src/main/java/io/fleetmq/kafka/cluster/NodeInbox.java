@@ -81,7 +81,7 @@ public final class NodeInbox implements AutoCloseable {
 
     /** Positions at the end of both topics and starts reading; returns once positioned. */
     public synchronized void start() {
-        consumer = clients.consumer("inbox", null, Map.of());
+        consumer = clients.meteredConsumer("inbox", null, Map.of());
         List<TopicPartition> all = new ArrayList<>(downlinkPartitions);
         all.add(commandsPartition);
         consumer.assign(all);
@@ -130,7 +130,7 @@ public final class NodeInbox implements AutoCloseable {
     private void read(LoopSupervisor.Progress made) {
         KafkaConsumer<String, byte[]> c = consumer;
         if (c == null) {
-            c = clients.consumer("inbox", null, Map.of());
+            c = clients.meteredConsumer("inbox", null, Map.of());
             List<TopicPartition> all = new ArrayList<>(downlinkPartitions);
             all.add(commandsPartition);
             c.assign(all);

@@ -94,6 +94,11 @@ public final class PublishConsumer implements AutoCloseable {
         return consumer.lag();
     }
 
+    /** Records of publish partition {@code partition} not read yet; 0 when this node does not route it. */
+    public long lag(int partition) {
+        return consumer.lag(partition);
+    }
+
     public boolean isRunning() {
         return consumer.isRunning();
     }

@@ -139,6 +139,7 @@ public final class LoopSupervisor implements HealthCheck {
     }
 
     private boolean run(String loop, BooleanSupplier stopping, Attempt attempt, boolean nodeWide) {
+        restartCounter(loop); // the loop's series from its start, so rate() and alerts see the first restart
         Streak streak = new Streak();
         Progress progress = streak::progress;
         while (true) {
@@ -248,11 +249,14 @@ public final class LoopSupervisor implements HealthCheck {
     }
 
     private void count(String loop) {
-        Counter.builder(RESTARTS_METER)
+        restartCounter(loop).increment();
+    }
+
+    private Counter restartCounter(String loop) {
+        return Counter.builder(RESTARTS_METER)
                 .description("Background loops and timer tasks restarted after an unexpected failure")
                 .tag("loop", loop)
-                .register(meters)
-                .increment();
+                .register(meters);
     }
 
     private void giveUp(String loop, Throwable failure, Duration failing) {

@@ -212,6 +212,10 @@ public final class DeviceQueues {
             Gauge.builder("fleetmq.redis.pending.writes", lanes, ClientLanes::pending)
                     .description("DEVICE queue operations waiting for Redis (retried until it takes them)")
                     .register(meters);
+            // Every operation's series from the start, so rate() and alerts see the first error.
+            for (String op : java.util.List.of("append", "read", "remove", "sent_with", "delete", "size")) {
+                errorCounter(op);
+            }
         }
         this.commands = Objects.requireNonNull(commands, "commands");
         this.prefix = Objects.requireNonNull(prefix, "prefix");
@@ -229,10 +233,14 @@ public final class DeviceQueues {
 
     private void failed(String op) {
         if (meters != null) {
-            errors.computeIfAbsent(op, o -> Counter.builder("fleetmq.redis.errors")
-                    .description("Redis commands that failed, by operation (writes are retried)")
-                    .tag("op", o).register(meters)).increment();
+            errorCounter(op).increment();
         }
+    }
+
+    private Counter errorCounter(String op) {
+        return errors.computeIfAbsent(op, o -> Counter.builder("fleetmq.redis.errors")
+                .description("Redis commands that failed, by operation (writes are retried)")
+                .tag("op", o).register(meters));
     }
 
     /** Counts a failure of a command that is not retried here (its caller tries again). */

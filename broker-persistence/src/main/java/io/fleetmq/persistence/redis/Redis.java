@@ -75,6 +75,16 @@ public final class Redis implements AutoCloseable {
      * @throws IllegalStateException with a one-line reason if the URL is invalid or Redis is unreachable
      */
     public static Redis connect(RedisSettings settings) {
+        return connect(settings, null);
+    }
+
+    /**
+     * As {@link #connect(RedisSettings)}, timing every command in {@code meters} when it is not null:
+     * {@code lettuce_command_completion_seconds} and {@code lettuce_command_firstresponse_seconds}
+     * by {@code command} and {@code remote} (the server). Count, sum and max only: no percentiles
+     * and no histogram, so recording a command is a timer lookup by command and two adds.
+     */
+    public static Redis connect(RedisSettings settings, io.micrometer.core.instrument.MeterRegistry meters) {
         String url = settings.url();
         boolean cluster = url.startsWith("redis-cluster://") || url.startsWith("rediss-cluster://");
         List<RedisURI> uris;
@@ -92,10 +102,15 @@ public final class Redis implements AutoCloseable {
         ClientOptions.DisconnectedBehavior rejectWhileAway = ClientOptions.DisconnectedBehavior.REJECT_COMMANDS;
         RedisCodec<String, byte[]> bytes = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
         AbstractRedisClient client = null;
-        ClientResources resources = DefaultClientResources.builder()
+        DefaultClientResources.Builder resourceSettings = DefaultClientResources.builder()
                 .reconnectDelay(Delay.exponential(java.time.Duration.ofMillis(10), MAX_RECONNECT_DELAY, 2,
-                        TimeUnit.MILLISECONDS))
-                .build();
+                        TimeUnit.MILLISECONDS));
+        if (meters != null) {
+            resourceSettings.commandLatencyRecorder(new io.lettuce.core.metrics.MicrometerCommandLatencyRecorder(meters,
+                    io.lettuce.core.metrics.MicrometerOptions.builder().enable().histogram(false)
+                            .localDistinction(false).targetPercentiles(new double[0]).build()));
+        }
+        ClientResources resources = resourceSettings.build();
         try {
             if (cluster) {
                 RedisClusterClient c = RedisClusterClient.create(resources, uris);

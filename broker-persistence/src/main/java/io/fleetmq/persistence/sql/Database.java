@@ -37,7 +37,18 @@ public final class Database implements AutoCloseable {
      *                               migration fails
      */
     public static Database open(DatabaseSettings settings) {
+        return open(settings, null);
+    }
+
+    /**
+     * As {@link #open(DatabaseSettings)}, with the pool's meters ({@code hikaricp_connections_*},
+     * tag {@code pool="fleetmq-db"}) in {@code meters} when it is not null.
+     */
+    public static Database open(DatabaseSettings settings, io.micrometer.core.instrument.MeterRegistry meters) {
         HikariConfig config = new HikariConfig();
+        if (meters != null) {
+            config.setMetricsTrackerFactory(new com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory(meters));
+        }
         config.setPoolName("fleetmq-db");
         config.setJdbcUrl(settings.url());
         config.setUsername(settings.user());

@@ -42,6 +42,12 @@ public final class NodeLimits {
     public NodeLimits(ConnectionLimits limits, MeterRegistry registry) {
         this.limits = limits;
         this.registry = registry;
+        // Every limit's series from the start, so rate() and alerts see the first time it is reached.
+        for (String limit : java.util.List.of(CLIENT_ID_LENGTH, TOPIC_LENGTH, TOPIC_LEVELS, USER_PROPERTIES,
+                USER_PROPERTY_BYTES, PACKET_TIMEOUT, PARTIAL_PACKET_BYTES, CONNECTIONS, CONNECTION_RATE, WRITE_BUFFER,
+                PUBLISH_RATE)) {
+            counter(limit);
+        }
     }
 
     /** The defaults, counted in a registry of their own (tests and tools). */
@@ -55,10 +61,14 @@ public final class NodeLimits {
 
     /** Counts one time a client reached {@code limit}. */
     public void exceeded(String limit) {
-        counters.computeIfAbsent(limit, l -> Counter.builder("fleetmq.limit.exceeded")
+        counter(limit).increment();
+    }
+
+    private Counter counter(String limit) {
+        return counters.computeIfAbsent(limit, l -> Counter.builder("fleetmq.limit.exceeded")
                 .description("Times a client reached a limit of the broker, by limit")
                 .tag("limit", l)
-                .register(registry)).increment();
+                .register(registry));
     }
 
     /** How many times {@code limit} was reached so far. */

@@ -50,6 +50,7 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final ConnectionRate rate;
     private volatile java.util.Set<String> allowedOrigins = java.util.Set.of();
     private volatile ProxyRefusals proxyProtocol;
+    private volatile Supplier<ChannelHandler> observer;
 
     /**
      * @param ssl               TLS context, or null for no TLS
@@ -117,6 +118,15 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         return this;
     }
 
+    /**
+     * Each connection also gets a handler from {@code observer}, placed just before the connection
+     * handler so it sees the decoded packets both ways (the node's connection meters); null for none.
+     */
+    public MqttChannelInitializer observer(Supplier<ChannelHandler> observer) {
+        this.observer = observer;
+        return this;
+    }
+
     @Override
     protected void initChannel(Channel ch) {
         if (!rate.tryAcquire()) {
@@ -158,8 +168,12 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         // UTF-8 as a second line behind the validator's own check [MQTT-1.5.4-1].
         p.addLast("mqttValidator", new MqttPacketValidator(maxPacketSize, limits))
                 .addLast("mqttDecoder", new MqttDecoder(maxPacketSize, MqttConstant.DEFAULT_MAX_CLIENT_ID_LENGTH, true))
-                .addLast("mqttEncoder", MqttEncoder.INSTANCE)
-                .addLast("connection", connectionHandler.get());
+                .addLast("mqttEncoder", MqttEncoder.INSTANCE);
+        Supplier<ChannelHandler> observe = observer;
+        if (observe != null) {
+            p.addLast("observer", observe.get());
+        }
+        p.addLast("connection", connectionHandler.get());
     }
 
     /**
