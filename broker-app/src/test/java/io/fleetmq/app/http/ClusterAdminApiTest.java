@@ -12,7 +12,7 @@ import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
 import io.fleetmq.app.support.AdminHttp;
-import io.fleetmq.app.support.PrivateDatabase;
+import io.fleetmq.app.support.TwoNodes;
 import io.fleetmq.app.support.Received;
 import io.fleetmq.app.support.TestBroker;
 import io.fleetmq.testkit.Await;
@@ -22,11 +22,9 @@ import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -47,38 +45,23 @@ class ClusterAdminApiTest {
 
     @TempDir
     static Path dir;
-    static PrivateDatabase db;
+    static TwoNodes nodes;
     static TestBroker first;
     static TestBroker second;
     static String token;
 
     @BeforeAll
-    static void start() throws IOException {
-        db = PrivateDatabase.create();
-        Map<String, String> env = new HashMap<>(db.env());
-        env.put("KAFKA_TOPIC_PREFIX", "t" + UUID.randomUUID().toString().substring(0, 8) + ".");
-        env.put("ADMIN_PASSWORD", "cluster-admin-pw");
-        env.put("CLUSTER_SHUTDOWN_SERVER_REFERENCE", REFERENCE);
-        env.put("BROKER_NODE_ID", "adm-1");
-        first = TestBroker.start(Files.createDirectories(dir.resolve("1")), env);
-        env.put("BROKER_NODE_ID", "adm-2");
-        second = TestBroker.start(Files.createDirectories(dir.resolve("2")), env);
-        HttpResponse<String> login = AdminHttp.send(first.node().httpPort(), null, "POST", "/api/v1/auth/login",
-                "{\"username\":\"admin\",\"password\":\"cluster-admin-pw\"}");
-        assertEquals(200, login.statusCode(), login.body());
-        token = JSON.readTree(login.body()).get("token").asText();
+    static void start() {
+        nodes = TwoNodes.start(dir, "adm", Map.of("CLUSTER_SHUTDOWN_SERVER_REFERENCE", REFERENCE));
+        first = nodes.first;
+        second = nodes.second;
+        token = nodes.token;
     }
 
     @AfterAll
     static void stop() {
-        if (second != null) {
-            second.close();
-        }
-        if (first != null) {
-            first.close();
-        }
-        if (db != null) {
-            db.close();
+        if (nodes != null) {
+            nodes.close();
         }
     }
 

@@ -8,16 +8,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import io.fleetmq.app.support.AdminHttp;
-import io.fleetmq.app.support.PrivateDatabase;
+import io.fleetmq.app.support.TwoNodes;
 import io.fleetmq.app.support.TestBroker;
 import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.RawMqtt;
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -33,38 +31,23 @@ class OperationsClusterTest {
 
     @TempDir
     static Path dir;
-    static PrivateDatabase db;
+    static TwoNodes nodes;
     static TestBroker first;
     static TestBroker second;
     static String token;
 
     @BeforeAll
-    static void start() throws IOException {
-        db = PrivateDatabase.create();
-        Map<String, String> env = new HashMap<>(db.env());
-        env.put("KAFKA_TOPIC_PREFIX", "t" + UUID.randomUUID().toString().substring(0, 8) + ".");
-        env.put("ADMIN_PASSWORD", "ops-Password-2");
-        env.put("ADMIN_STATS_INTERVAL", "1s");
-        env.put("BROKER_NODE_ID", "ops-1");
-        first = TestBroker.start(Files.createDirectories(dir.resolve("1")), env);
-        env.put("BROKER_NODE_ID", "ops-2");
-        second = TestBroker.start(Files.createDirectories(dir.resolve("2")), env);
-        HttpResponse<String> login = AdminHttp.send(first.node().httpPort(), null, "POST", "/api/v1/auth/login",
-                "{\"username\":\"admin\",\"password\":\"ops-Password-2\"}");
-        assertEquals(200, login.statusCode(), login.body());
-        token = json(login).get("token").asText();
+    static void start() {
+        nodes = TwoNodes.start(dir, "ops", Map.of("ADMIN_STATS_INTERVAL", "1s"));
+        first = nodes.first;
+        second = nodes.second;
+        token = nodes.token;
     }
 
     @AfterAll
     static void stop() {
-        if (second != null) {
-            second.close();
-        }
-        if (first != null) {
-            first.close();
-        }
-        if (db != null) {
-            db.close();
+        if (nodes != null) {
+            nodes.close();
         }
     }
 

@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -31,44 +30,28 @@ class ClusterSecurityTest {
 
     @TempDir
     static Path dir;
+    static io.fleetmq.app.support.TwoNodes nodes;
     static PrivateDatabase db;
     static TestBroker first;
     static TestBroker second;
     static SecurityFixture viaFirst;
-    static Map<String, String> secondEnv;
     static String adminToken;
     static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
     @BeforeAll
-    static void start() throws IOException {
-        db = PrivateDatabase.create();
-        String prefix = "t" + UUID.randomUUID().toString().substring(0, 8) + ".";
-        Map<String, String> env = new HashMap<>(db.env());
-        env.put("MQTT_ALLOW_ANONYMOUS", "false");
-        env.put("KAFKA_TOPIC_PREFIX", prefix);
-        env.put("ADMIN_PASSWORD", "operator-pw");
-        env.put("BROKER_NODE_ID", "sec-1");
-        first = TestBroker.start(java.nio.file.Files.createDirectories(dir.resolve("1")), env);
-        env.put("BROKER_NODE_ID", "sec-2");
-        secondEnv = Map.copyOf(env);
-        second = TestBroker.start(java.nio.file.Files.createDirectories(dir.resolve("2")), env);
+    static void start() {
+        nodes = io.fleetmq.app.support.TwoNodes.start(dir, "sec", Map.of("MQTT_ALLOW_ANONYMOUS", "false"));
+        db = nodes.db;
+        first = nodes.first;
+        second = nodes.second;
+        adminToken = nodes.token;
         viaFirst = new SecurityFixture(db, first);
-        var login = io.fleetmq.app.support.AdminHttp.send(first.node().httpPort(), null, "POST", "/api/v1/auth/login",
-                "{\"username\":\"admin\",\"password\":\"operator-pw\"}");
-        assertEquals(200, login.statusCode(), login.body());
-        adminToken = JSON.readTree(login.body()).get("token").asText();
     }
 
     @AfterAll
     static void stop() {
-        if (second != null) {
-            second.close();
-        }
-        if (first != null) {
-            first.close();
-        }
-        if (db != null) {
-            db.close();
+        if (nodes != null) {
+            nodes.close();
         }
     }
 
@@ -231,8 +214,7 @@ class ClusterSecurityTest {
             new io.fleetmq.persistence.security.RuntimeSettings(db.database().dataSource()).replace("auth.", Map.of(
                     "auth.providers", "basic,jwt", "auth.jwt.hmac-secret", SECRET,
                     "auth.jwt.public-key-file", dir.resolve("absent.pem").toString()));
-            second.close();
-            second = TestBroker.start(dir.resolve("2"), secondEnv);
+            second = nodes.restartSecond();
             assertEquals(0x86, tokenConnect(second, unique("tok")), "the configured settings: basic only");
             assertEquals(1.0, rejectedSettings(second));
             var fixed = settings(first, "PUT", "{\"settings\":{\"AUTH_JWT_PUBLIC_KEY_FILE\":null}}");
