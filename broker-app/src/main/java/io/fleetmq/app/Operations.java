@@ -124,30 +124,10 @@ final class Operations implements OperationsView {
         if (!g.application || g.topic == null) {
             return DeleteOutcome.NOT_FOUND;
         }
-        try {
-            admin.deleteTopics(List.of(g.topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
-                throw new Unavailable("Kafka did not delete the backlog topic: " + e.getCause().getMessage());
-            }
-        } catch (TimeoutException e) {
-            throw new Unavailable("Kafka did not delete the backlog topic in time; try again");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Unavailable("interrupted");
-        }
-        try {
-            admin.deleteConsumerGroups(List.of(g.topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof GroupIdNotFoundException)) {
-                throw new Unavailable("Kafka did not delete the consumer group: " + e.getCause().getMessage());
-            }
-        } catch (TimeoutException e) {
-            throw new Unavailable("Kafka did not delete the consumer group in time; try again");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Unavailable("interrupted");
-        }
+        await(admin.deleteTopics(List.of(g.topic)).all(), "delete the backlog topic",
+                UnknownTopicOrPartitionException.class, null);
+        await(admin.deleteConsumerGroups(List.of(g.topic)).all(), "delete the consumer group",
+                GroupIdNotFoundException.class, null);
         Messaging m = incarnations.current();
         if (m != null) {
             m.appTopics().forgetShared(g.topic); // a member subscribing later creates it anew
@@ -291,30 +271,30 @@ final class Operations implements OperationsView {
         return out;
     }
 
-    /** As {@link #await}, with {@code absent} when Kafka knows no such group. */
+    /** As {@link #await(org.apache.kafka.common.KafkaFuture, String, Class, Object)}, with {@code absent} when Kafka knows no such group. */
     private <T> T orElse(org.apache.kafka.common.KafkaFuture<T> future, T absent) {
-        try {
-            return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof GroupIdNotFoundException) {
-                return absent;
-            }
-            throw new Unavailable("Kafka did not answer: " + e.getCause().getMessage());
-        } catch (TimeoutException e) {
-            throw new Unavailable("Kafka did not answer in time; try again");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Unavailable("interrupted");
-        }
+        return await(future, "answer", GroupIdNotFoundException.class, absent);
     }
 
     private <T> T await(org.apache.kafka.common.KafkaFuture<T> future) {
+        return await(future, "answer", null, null);
+    }
+
+    /**
+     * The future's value within the timeout; {@code absent} when it fails with {@code notThere} (the
+     * thing is gone already); otherwise a 503 saying Kafka did not {@code what}.
+     */
+    private <T> T await(org.apache.kafka.common.KafkaFuture<T> future, String what,
+            Class<? extends Throwable> notThere, T absent) {
         try {
             return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            throw new Unavailable("Kafka did not answer: " + e.getCause().getMessage());
+            if (notThere != null && notThere.isInstance(e.getCause())) {
+                return absent;
+            }
+            throw new Unavailable("Kafka did not " + what + ": " + e.getCause().getMessage());
         } catch (TimeoutException e) {
-            throw new Unavailable("Kafka did not answer in time; try again");
+            throw new Unavailable("Kafka did not " + what + " in time; try again");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new Unavailable("interrupted");
