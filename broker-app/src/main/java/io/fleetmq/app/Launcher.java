@@ -81,7 +81,7 @@ public final class Launcher {
                             case "node" -> Mode.NODE;
                             case "services" -> Mode.SERVICES;
                             default -> throw new ConfigException("unknown command '" + a
-                                    + "'; expected standalone, node or services (--help lists them)");
+                                    + "'; expected standalone, node, services or import-mosquitto (--help lists them)");
                         };
                         modeSeen = true;
                     } else {
