@@ -29,12 +29,14 @@ public final class Launcher {
 
     static final String USAGE = """
             Usage: java -jar fleetmq.jar [standalone|node|services] [--config FILE]
+                   java -jar fleetmq.jar import-mosquitto --passwd FILE [--acl FILE] [--dynsec FILE] [--dry-run]
               standalone  one node on embedded Kafka, Redis and PostgreSQL (the default);
                           any of them can be external (KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, DATABASE_URL)
               node        a cluster node; Kafka, Redis and PostgreSQL must all be external
               services    only the embedded Kafka, Redis and PostgreSQL, printing their addresses
                           (the database password goes only to <data dir>/services.env, mode 0600)
               --config    YAML file overriding the shipped fleetmq.yml (default: <data dir>/fleetmq.yml if present)
+              import-mosquitto  users, passwords and ACLs from Mosquitto into a running node (--help there)
             Every setting can also be set by its environment variable; see fleetmq.yml.""";
 
     /** The parsed command line. */
@@ -79,7 +81,7 @@ public final class Launcher {
                             case "node" -> Mode.NODE;
                             case "services" -> Mode.SERVICES;
                             default -> throw new ConfigException("unknown command '" + a
-                                    + "'; expected standalone, node or services (--help lists them)");
+                                    + "'; expected standalone, node, services or import-mosquitto (--help lists them)");
                         };
                         modeSeen = true;
                     } else {

@@ -17,6 +17,12 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("import-mosquitto")) {
+            // A client of a running node, not a node: no logging set-up, its own exit codes.
+            System.exit(new io.fleetmq.app.mosquitto.MosquittoImport(System::getenv, System.out, System.err)
+                    .run(java.util.Arrays.copyOfRange(args, 1, args.length)));
+            return;
+        }
         // PostgreSQL's driver and a few others log through java.util.logging; send it to slf4j too.
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();

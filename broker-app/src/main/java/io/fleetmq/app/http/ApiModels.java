@@ -61,15 +61,21 @@ final class ApiModels {
             @Schema(description = "overrides the client ID pattern; null: go by the pattern",
                     allowableValues = {"DEVICE", "APPLICATION"}, nullable = true) String clientType,
             @Schema(description = "topic filters the client may publish to; ${clientid}, ${username} and ${cn}"
-                    + " (the client certificate's common name) stand for one whole level") List<String> publish,
-            @Schema(description = "topic filters the client may subscribe to") List<String> subscribe,
+                    + " (the client certificate's common name) stand for one whole level; a filter starting"
+                    + " with '!' denies, and wins over every allow rule") List<String> publish,
+            @Schema(description = "topic filters the client may subscribe to; '!' denies every subscription"
+                    + " whose filter overlaps it") List<String> subscribe,
             @Schema(description = "scram only, required there: the hash function; SHA-256 is derived with 4096"
                     + " PBKDF2 iterations, SHA-512 with 10000", allowableValues = {"SHA-256", "SHA-512"},
                     nullable = true) String algorithm,
             @Schema(description = "(x509, required) the subject common name (CN) of a certificate on the client's"
                     + " verified chain: its own or a CA's above it", nullable = true) String certCommonName,
             @Schema(description = "(x509) whether certCommonName is a regular expression that must match the"
-                    + " whole CN; default false", nullable = true) Boolean certCommonNameRegex) {
+                    + " whole CN; default false", nullable = true) Boolean certCommonNameRegex,
+            @Schema(description = "(basic) instead of password: an existing hash to keep, so a migrated"
+                    + " client keeps its password. Accepted: bcrypt ($2a$, $2b$, $2y$) and Mosquitto's $7$"
+                    + " (PBKDF2-SHA512) and $6$ (SHA-512) as mosquitto_passwd writes them. Never returned",
+                    nullable = true, format = "password") String passwordHash) {
         @Override
         public String toString() {
             return "CredentialRequest[type=" + type + ", username=" + username + ", clientId=" + clientId
@@ -87,13 +93,29 @@ final class ApiModels {
                     nullable = true) String algorithm,
             @Schema(description = "(x509) the certificate common name it matches, or its pattern", nullable = true)
             String certCommonName,
-            @Schema(description = "(x509) whether certCommonName is a regular expression") boolean certCommonNameRegex) {
+            @Schema(description = "(x509) whether certCommonName is a regular expression") boolean certCommonNameRegex,
+            @Schema(description = "(basic) SHA-256 of the stored hash, hex: tells an import whether the hash it"
+                    + " would set is already there; reveals neither password nor hash (their salt stays hidden)",
+                    nullable = true) String passwordFingerprint) {
 
         static CredentialView of(Credential c) {
             return new CredentialView(c.id(), c.type(), c.username(), c.clientId(),
                     c.passwordHash() != null || c.scram() != null, c.clientType(), c.publish(), c.subscribe(),
                     c.createdAt(), c.updatedAt(), c.scram() == null ? null : c.scram().algorithm().apiName(),
-                    c.certCommonName(), c.certCommonNameRegex());
+                    c.certCommonName(), c.certCommonNameRegex(), fingerprint(c.passwordHash()));
+        }
+
+        /** Hex SHA-256 of a stored hash, or null. */
+        static String fingerprint(String hash) {
+            if (hash == null) {
+                return null;
+            }
+            try {
+                return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                        .digest(hash.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
         }
     }
 

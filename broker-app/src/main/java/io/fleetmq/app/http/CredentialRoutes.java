@@ -5,6 +5,7 @@ import io.fleetmq.core.security.SecurityChange;
 import io.fleetmq.core.security.TopicRules;
 import io.fleetmq.core.security.scram.ScramAlgorithm;
 import io.fleetmq.core.security.scram.ScramKeys;
+import io.fleetmq.persistence.auth.PasswordCheck;
 import io.fleetmq.persistence.security.Credentials;
 import io.javalin.http.Context;
 import java.util.List;
@@ -61,6 +62,7 @@ final class CredentialRoutes {
     private void create(Context ctx) {
         ApiModels.CredentialRequest request = ApiJson.read(ctx, ApiModels.CredentialRequest.class);
         validate(request, false);
+        checkHash(request);
         Credential created = api.stores().credentials().create(input(request));
         api.announce(new SecurityChange(SecurityChange.Kind.CREDENTIAL, created.id(), false, false));
         ctx.header("Location", PATH + "/" + created.id());
@@ -84,9 +86,10 @@ final class CredentialRoutes {
         String id = AdminApi.id(ctx, "credential");
         ApiModels.CredentialRequest request = ApiJson.read(ctx, ApiModels.CredentialRequest.class);
         validate(request, true);
+        checkHash(request);
         Credentials store = api.stores().credentials();
         Credential before = store.get(id).orElseThrow(() -> notFound(id));
-        if (request.password() == null && !request.type().equals(before.type())
+        if (request.password() == null && request.passwordHash() == null && !request.type().equals(before.type())
                 && !Credential.X509.equals(request.type())) {
             // (An x509 credential has no password: the certificate is its proof.)
             throw ApiException.badRequest("password", "is required when the type changes");
@@ -134,6 +137,14 @@ final class CredentialRoutes {
         if (r.type() == null) {
             throw ApiException.badRequest("type", "is required (basic, scram or x509)");
         }
+        if (r.passwordHash() != null) {
+            if (!Credential.BASIC.equals(r.type())) {
+                throw ApiException.badRequest("passwordHash", "is only for basic credentials");
+            }
+            if (r.password() != null) {
+                throw ApiException.badRequest("passwordHash", "give either password or passwordHash, not both");
+            }
+        }
         if (Credential.X509.equals(r.type())) {
             if (r.algorithm() != null) {
                 throw ApiException.badRequest("algorithm", "is only for scram credentials; omit it");
@@ -174,6 +185,20 @@ final class CredentialRoutes {
         }
         rules("publish", r.publish());
         rules("subscribe", r.subscribe());
+    }
+
+    /**
+     * Refuses a {@code passwordHash} that no client could ever match: not one of the accepted formats,
+     * damaged, or above the configured cost limits. The answer names the format problem, never the value.
+     */
+    private void checkHash(ApiModels.CredentialRequest r) {
+        if (r.passwordHash() == null) {
+            return;
+        }
+        PasswordCheck check = api.hashes().check(new byte[] {0}, r.passwordHash());
+        if (check.outcome() == PasswordCheck.Outcome.MALFORMED || check.outcome() == PasswordCheck.Outcome.TOO_COSTLY) {
+            throw ApiException.badRequest("passwordHash", check.reason());
+        }
     }
 
     /** An x509 credential: a certificate name, no user name, client ID or password. */
@@ -252,7 +277,8 @@ final class CredentialRoutes {
             return new Credentials.Input(r.type(), null, null, null, r.clientType(), publish, subscribe,
                     r.certCommonName(), Boolean.TRUE.equals(r.certCommonNameRegex()));
         }
-        return new Credentials.Input(r.type(), r.username(), r.clientId(), hash(r.password()), r.clientType(),
+        String hash = r.passwordHash() != null ? r.passwordHash() : hash(r.password());
+        return new Credentials.Input(r.type(), r.username(), r.clientId(), hash, r.clientType(),
                 publish, subscribe);
     }
 

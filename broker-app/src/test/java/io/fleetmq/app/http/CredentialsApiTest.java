@@ -255,4 +255,46 @@ class CredentialsApiTest {
         copy.put(field, value);
         return copy;
     }
+
+    @Test
+    void anExistingHashIsKeptValidatedAndNeverReturned() {
+        // Mosquitto's $7$ (what mosquitto_passwd writes by default): 101 iterations, 12-byte salt, 64-byte hash.
+        String hash = "$7$101$" + java.util.Base64.getEncoder().encodeToString(new byte[12]) + "$"
+                + java.util.Base64.getEncoder().encodeToString(new byte[64]);
+        Map<String, Object> c = credential("hash-" + UUID.randomUUID(), null);
+        c.remove("password");
+        c.put("passwordHash", hash);
+        HttpResponse<String> created = node.send("POST", PATH, json(c), token);
+        assertEquals(201, created.statusCode(), created.body());
+        HttpResponse<String> read = node.send("GET", PATH + "/" + body(created).path("id").asText(), null, token);
+        assertFalse(read.body().contains(hash) || read.body().contains("$7$"), read.body());
+        assertTrue(body(read).path("hasPassword").asBoolean());
+        assertEquals(64, body(read).path("passwordFingerprint").asText().length(), read.body());
+
+        Map<String, Object> damaged = new HashMap<>(c);
+        damaged.put("username", "hash-" + UUID.randomUUID());
+        damaged.put("passwordHash", "$7$101$not-base64$x");
+        HttpResponse<String> refused = node.send("POST", PATH, json(damaged), token);
+        assertEquals(400, refused.statusCode(), refused.body());
+        assertTrue(refused.body().contains("passwordHash") && !refused.body().contains("not-base64"), refused.body());
+        damaged.put("passwordHash", "plain-text");
+        assertEquals(400, node.send("POST", PATH, json(damaged), token).statusCode());
+        damaged.put("passwordHash", hash);
+        damaged.put("password", SECRET);
+        HttpResponse<String> both = node.send("POST", PATH, json(damaged), token);
+        assertEquals(400, both.statusCode(), both.body());
+        assertTrue(both.body().contains("not both"), both.body());
+    }
+
+    @Test
+    void denyRulesAreValidatedLikeAllowRules() {
+        Map<String, Object> c = credential("deny-" + UUID.randomUUID(), null);
+        c.put("publish", List.of("#", "!secret/#"));
+        create(c);
+        c.put("username", "deny-" + UUID.randomUUID());
+        c.put("publish", List.of("#", "!"));
+        HttpResponse<String> r = send("POST", PATH, c);
+        assertEquals(400, r.statusCode(), r.body());
+        assertTrue(r.body().contains("publish[1]") && r.body().contains("deny rule"), r.body());
+    }
 }

@@ -30,6 +30,16 @@ import java.util.Objects;
  * <p>A rule is a plain filter, never {@code $share/...}: a shared subscription is checked on the
  * filter inside it, so a rule naming the share itself would never match.
  *
+ * <p><b>Deny rules.</b> A rule written with a leading {@code !} ({@code !secret/#}) denies, and a deny
+ * rule wins over every allow rule, whatever their order (Mosquitto's {@code deny} lines mean the same).
+ * A PUBLISH is refused when a deny rule matches its topic. A subscription is refused when its filter
+ * <em>overlaps</em> a deny rule, that is when some topic could match both: subscriptions are checked
+ * once, not per delivered message, so {@code #} is refused beside {@code !secret/#} rather than
+ * delivering the secret topics. A placeholder in a deny rule whose value cannot stand for a level
+ * (absent, empty, holding a wildcard or separator, or {@code $}-prefixed in the first level) matches
+ * any one level there instead of nothing: a deny fails closed. Deny rules alone allow nothing. A topic
+ * level that really starts with {@code !} can still be allowed by {@code +} at that level.
+ *
  * <p>Rules are split into levels once; checking a PUBLISH walks the strings in place without
  * allocating. Instances are immutable and safe to share between threads.
  */
@@ -50,12 +60,21 @@ public final class TopicRules {
     private static final byte USERNAME = 4;
     private static final byte COMMON_NAME = 5;
 
+    /** The prefix that makes a rule a deny rule. */
+    public static final String DENY_PREFIX = "!";
+
     private final List<String> filters;
     private final Rule[] rules;
+    private final Rule[] denies;
 
     private TopicRules(List<String> filters, Rule[] rules) {
+        this(filters, rules, new Rule[0]);
+    }
+
+    private TopicRules(List<String> filters, Rule[] rules, Rule[] denies) {
         this.filters = filters;
         this.rules = rules;
+        this.denies = denies;
     }
 
     /**
@@ -69,15 +88,20 @@ public final class TopicRules {
             return NONE;
         }
         List<String> copy = List.copyOf(filters);
-        Rule[] rules = new Rule[copy.size()];
-        for (int i = 0; i < rules.length; i++) {
-            String reason = validate(copy.get(i));
+        List<Rule> allows = new java.util.ArrayList<>(copy.size());
+        List<Rule> denies = new java.util.ArrayList<>();
+        for (String filter : copy) {
+            String reason = validate(filter);
             if (reason != null) {
                 throw new IllegalArgumentException(reason);
             }
-            rules[i] = compile(copy.get(i));
+            if (filter.startsWith(DENY_PREFIX)) {
+                denies.add(compile(filter.substring(DENY_PREFIX.length()), true));
+            } else {
+                allows.add(compile(filter, false));
+            }
         }
-        return new TopicRules(copy, rules);
+        return new TopicRules(copy, allows.toArray(Rule[]::new), denies.toArray(Rule[]::new));
     }
 
     /**
@@ -87,6 +111,16 @@ public final class TopicRules {
     public static String validate(String filter) {
         if (filter == null || filter.isEmpty()) {
             return "a rule must not be empty";
+        }
+        if (filter.startsWith(DENY_PREFIX)) {
+            String denied = filter.substring(DENY_PREFIX.length());
+            if (denied.isEmpty()) {
+                return "rule '!': a deny rule needs a topic filter after '!'";
+            }
+            if (denied.startsWith(DENY_PREFIX)) {
+                return "rule '" + shorten(filter) + "': only one '!' may start a deny rule";
+            }
+            return validate(denied);
         }
         try {
             TopicNames.validateTopicFilter(filter);
@@ -143,6 +177,11 @@ public final class TopicRules {
         String id = usableValue(clientId);
         String user = usableValue(username);
         String cn = usableValue(commonName);
+        for (Rule deny : denies) {
+            if (deny.matchesTopic(topic, id, user, cn)) {
+                return false;
+            }
+        }
         for (Rule rule : rules) {
             if (rule.matchesTopic(topic, id, user, cn)) {
                 return true;
@@ -193,6 +232,11 @@ public final class TopicRules {
         String id = usableValue(clientId);
         String user = usableValue(username);
         String cn = usableValue(commonName);
+        for (Rule deny : denies) {
+            if (deny.overlapsFilter(plain, id, user, cn)) {
+                return false;
+            }
+        }
         for (Rule rule : rules) {
             if (rule.coversFilter(plain, id, user, cn)) {
                 return true;
@@ -201,9 +245,14 @@ public final class TopicRules {
         return false;
     }
 
-    /** Whether there are no rules, so nothing is allowed. */
+    /** Whether there are no allow rules, so nothing is allowed. */
     public boolean isEmpty() {
         return rules.length == 0;
+    }
+
+    /** Whether some rule is a deny rule. */
+    public boolean hasDenyRules() {
+        return denies.length > 0;
     }
 
     /** The rules as written. */
@@ -221,7 +270,7 @@ public final class TopicRules {
                 || level.equals(CN_PLACEHOLDER);
     }
 
-    private static Rule compile(String filter) {
+    private static Rule compile(String filter, boolean deny) {
         String[] levels = TopicNames.levels(filter);
         byte[] kinds = new byte[levels.length];
         for (int i = 0; i < levels.length; i++) {
@@ -240,7 +289,7 @@ public final class TopicRules {
                 kinds[i] = LITERAL;
             }
         }
-        return new Rule(kinds, levels);
+        return new Rule(kinds, levels, deny);
     }
 
     /**
@@ -271,10 +320,21 @@ public final class TopicRules {
 
         private final byte[] kinds;
         private final String[] texts;
+        private final boolean deny;
 
-        Rule(byte[] kinds, String[] texts) {
+        Rule(byte[] kinds, String[] texts, boolean deny) {
             this.kinds = kinds;
             this.texts = texts;
+            this.deny = deny;
+        }
+
+        /**
+         * Whether level {@code i} matches any one level: a {@code +}, or (deny rules only, which fail
+         * closed) a placeholder whose value cannot be used.
+         */
+        private boolean anyLevel(int i, String clientId, String username, String commonName) {
+            return kinds[i] == SINGLE
+                    || deny && kinds[i] != LITERAL && literal(i, clientId, username, commonName) == null;
         }
 
         /** What the rule's level {@code i} must equal, or null if it matches nothing. */
@@ -318,7 +378,7 @@ public final class TopicRules {
                 if (end < 0) {
                     end = length;
                 }
-                if (kinds[i] != SINGLE) {
+                if (!anyLevel(i, clientId, username, commonName)) {
                     String expected = literal(i, clientId, username, commonName);
                     if (expected == null || expected.length() != end - t
                             || !topic.regionMatches(t, expected, 0, expected.length())) {
@@ -366,6 +426,58 @@ public final class TopicRules {
                 f = end + 1;
             }
             return f > length; // the filter has no more levels than the rule
+        }
+
+        /**
+         * Whether some topic matches both this rule and the (valid, unshared) filter: level by level,
+         * a wildcard on either side meets anything, literals must be equal, and {@code #} on either
+         * side ends the walk with a match (it also matches its parent level).
+         */
+        boolean overlapsFilter(String filter, String clientId, String username, String commonName) {
+            if (startsWithWildcard() && filter.charAt(0) == '$') {
+                return false; // the filter's topics are '$' topics, which this rule cannot match
+            }
+            int f = 0;
+            int length = filter.length();
+            for (int i = 0; i < kinds.length; i++) {
+                if (kinds[i] == MULTI) {
+                    return true;
+                }
+                if (f > length) {
+                    return false; // the filter's topics end before the rule's do
+                }
+                int end = filter.indexOf(TopicNames.SEPARATOR, f);
+                if (end < 0) {
+                    end = length;
+                }
+                boolean filterMulti = end - f == 1 && filter.charAt(f) == TopicNames.MULTI_LEVEL;
+                boolean filterSingle = end - f == 1 && filter.charAt(f) == TopicNames.SINGLE_LEVEL;
+                if (!anyLevel(i, clientId, username, commonName)) {
+                    String expected = literal(i, clientId, username, commonName);
+                    if (expected == null) {
+                        return false;
+                    }
+                    if (filterMulti || filterSingle) {
+                        if (i == 0 && expected.charAt(0) == '$') {
+                            return false; // a filter starting with a wildcard matches no '$' topic
+                        }
+                        if (filterMulti) {
+                            return true;
+                        }
+                    } else if (expected.length() != end - f
+                            || !filter.regionMatches(f, expected, 0, expected.length())) {
+                        return false;
+                    }
+                } else if (filterMulti) {
+                    return true;
+                }
+                f = end + 1;
+            }
+            if (f > length) {
+                return true; // same number of levels, all met
+            }
+            // The rule has ended; only a filter that ends in '#' here still matches the same topic.
+            return length - f == 1 && filter.charAt(f) == TopicNames.MULTI_LEVEL;
         }
     }
 }
