@@ -3,11 +3,14 @@ package io.fleetmq.app.mqtt;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
+import io.fleetmq.app.support.AdminHttp;
 import io.fleetmq.app.support.TestBroker;
 import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.FreePorts;
@@ -15,6 +18,7 @@ import io.fleetmq.testkit.TcpProxy;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +52,7 @@ class MosquittoBridgeIT {
     private static final Path MOSQUITTO = Path.of("/usr/sbin/mosquitto");
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String BRIDGE_ID = "bridge-site1";
+    private static final String ADMIN_PASSWORD = "bridge-Password-1";
 
     @TempDir
     static Path dir;
@@ -73,6 +78,7 @@ class MosquittoBridgeIT {
         env.put("KAFKA_TOPIC_PREFIX", "t" + UUID.randomUUID().toString().substring(0, 8) + ".");
         env.put("MQTT_BRIDGE_CLIENT_ID_PATTERN", "bridge-.*");
         env.put("MQTT_BRIDGE_SESSION_EXPIRY", "1h");
+        env.put("ADMIN_PASSWORD", ADMIN_PASSWORD);
         broker = TestBroker.start(dir.resolve("node"), env);
         proxy = TcpProxy.start("127.0.0.1", broker.mqttPort());
         mosquitto = startMosquitto();
@@ -193,6 +199,39 @@ class MosquittoBridgeIT {
             list.add(prefix + i);
         }
         return list;
+    }
+
+    private static JsonNode admin(String path) throws IOException {
+        int port = broker.node().httpPort();
+        HttpResponse<String> login = AdminHttp.send(port, null, "POST", "/api/v1/auth/login",
+                "{\"username\":\"admin\",\"password\":\"" + ADMIN_PASSWORD + "\"}");
+        assertEquals(200, login.statusCode(), login.body());
+        ObjectMapper json = new ObjectMapper();
+        String token = json.readTree(login.body()).get("token").asText();
+        HttpResponse<String> r = AdminHttp.send(port, token, "GET", path, null);
+        assertEquals(200, r.statusCode(), r.body());
+        return json.readTree(r.body());
+    }
+
+    /**
+     * What Mosquitto's MQTT 5 bridge asks for, as the node holds it: Session Expiry 0 with Clean
+     * Start 0 (the defect the bridge pattern answers), and subscriptions with No Local and Retain As
+     * Published, which is what keeps a topic bridged both ways from looping.
+     */
+    @Test
+    @Order(0)
+    void theBridgeGetsAPersistentSessionAndSubscribesWithNoLocalAndRetainAsPublished() throws IOException {
+        JsonNode session = admin("/api/v1/sessions/" + BRIDGE_ID);
+        assertEquals(3600, session.get("sessionExpirySeconds").asLong(), session.toString());
+        JsonNode subscriptions = admin("/api/v1/subscriptions?clientId=" + BRIDGE_ID).get("items");
+        List<String> filters = new ArrayList<>();
+        for (JsonNode s : subscriptions) {
+            filters.add(s.get("topicFilter").asText());
+            assertEquals(1, s.get("qos").asInt(), s.toString());
+            assertTrue(s.get("options").get("noLocal").asBoolean(), s.toString());
+            assertTrue(s.get("options").get("retainAsPublished").asBoolean(), s.toString());
+        }
+        assertEquals(List.of("b/#", "c/#"), filters.stream().sorted().toList(), "the in and both topics");
     }
 
     @Test
