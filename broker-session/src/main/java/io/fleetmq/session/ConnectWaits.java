@@ -259,7 +259,7 @@ final class ConnectWaits {
         p = p.authenticated(verdict);
         pending.put(requestId, p);
         Packet.Connect connect = p.connect();
-        long expiry = Math.min(SessionLifetime.requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
+        long expiry = services.limits().sessionExpiry(clientId, connect);
         // A will the client may not publish is dropped when it would be published; the cluster
         // (which publishes it should this node go) is not given it at all.
         SessionState.PendingWill will = connect.will() == null || !willAllowed(p.access(), connect.will()) ? null

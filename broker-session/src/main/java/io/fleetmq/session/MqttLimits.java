@@ -17,16 +17,46 @@ package io.fleetmq.session;
  *                             Receive Maximum it allows (65,535 when it sends none)
  * @param maxSubscriptions     subscriptions of one session at most; a SUBSCRIBE beyond gets 0x97
  *                             for the filters that would be new
+ * @param bridgeSessions       client IDs given a persistent session though they ask for expiry 0
+ *                             with Clean Start 0 (Mosquitto's bridge)
  */
 public record MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAliasMaximum, int maxKeepAliveSeconds,
                          long maxSessionExpirySeconds, int maxQueuedMessages, int maxQueuedQos0,
-                         int maxOutboundAliases, int maxInflightMessages, int maxSubscriptions) {
+                         int maxOutboundAliases, int maxInflightMessages, int maxSubscriptions,
+                         BridgeSessions bridgeSessions) {
+
+    public MqttLimits {
+        if (bridgeSessions == null) {
+            bridgeSessions = BridgeSessions.NONE;
+        }
+    }
+
+    /** Without bridge sessions. */
+    public MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAliasMaximum, int maxKeepAliveSeconds,
+            long maxSessionExpirySeconds, int maxQueuedMessages, int maxQueuedQos0, int maxOutboundAliases,
+            int maxInflightMessages, int maxSubscriptions) {
+        this(receiveMaximum, maximumPacketSize, topicAliasMaximum, maxKeepAliveSeconds, maxSessionExpirySeconds,
+                maxQueuedMessages, maxQueuedQos0, maxOutboundAliases, maxInflightMessages, maxSubscriptions,
+                BridgeSessions.NONE);
+    }
 
     /** The shipped defaults of the in-flight and subscription bounds, with the other limits given. */
     public MqttLimits(int receiveMaximum, int maximumPacketSize, int topicAliasMaximum, int maxKeepAliveSeconds,
             long maxSessionExpirySeconds, int maxQueuedMessages, int maxQueuedQos0, int maxOutboundAliases) {
         this(receiveMaximum, maximumPacketSize, topicAliasMaximum, maxKeepAliveSeconds, maxSessionExpirySeconds,
                 maxQueuedMessages, maxQueuedQos0, maxOutboundAliases, 1_024, 1_000);
+    }
+
+    /** The session expiry the broker grants {@code connect} of {@code clientId}: what it asks, bounded. */
+    public long sessionExpiry(String clientId, io.fleetmq.core.mqtt.Packet.Connect connect) {
+        return Math.min(bridgeSessions.requestedExpiry(clientId, connect), maxSessionExpirySeconds);
+    }
+
+    /** These limits, with {@code bridge} giving bridges their sessions. */
+    public MqttLimits withBridgeSessions(BridgeSessions bridge) {
+        return new MqttLimits(receiveMaximum, maximumPacketSize, topicAliasMaximum, maxKeepAliveSeconds,
+                maxSessionExpirySeconds, maxQueuedMessages, maxQueuedQos0, maxOutboundAliases, maxInflightMessages,
+                maxSubscriptions, bridge);
     }
 
     public static MqttLimits defaults() {

@@ -72,7 +72,7 @@ final class SessionLifetime {
     /** A connection was accepted: its will and session expiry hold from now on. */
     void connected(Packet.Connect connect) {
         will = connect.will();
-        expirySeconds = Math.min(requestedExpiry(connect), services.limits().maxSessionExpirySeconds());
+        expirySeconds = services.limits().sessionExpiry(clientId, connect);
     }
 
     /** Whether a will waits for a delay: a take-over by a resuming connection does not publish it. */

@@ -145,7 +145,8 @@ public record BrokerConfig(
                         s.integer("mqtt.max-queued-qos0", 0, 10_000_000),
                         s.integer("mqtt.outbound-topic-alias-maximum", 0, 65_535),
                         s.integer("mqtt.max-inflight-messages", 1, 65_535),
-                        s.integer("mqtt.max-subscriptions", 1, 10_000_000)),
+                        s.integer("mqtt.max-subscriptions", 1, 10_000_000),
+                        bridgeSessions(s)),
                 s.integer("mqtt.connect-timeout", 1, 3_600),
                 s.integer("mqtt.max-write-buffer", 1_024, 1_073_741_824),
                 connectionLimits(s),
@@ -421,6 +422,17 @@ public record BrokerConfig(
             throw s.invalid(key, raw, "is not a readable file");
         }
         return path;
+    }
+
+    /** Which clients get a persistent session though they ask for expiry 0 (Mosquitto's bridge), and how long. */
+    private static io.fleetmq.session.BridgeSessions bridgeSessions(Settings s) {
+        String pattern = pattern(s, "sessions.bridge-client-id-pattern");
+        long seconds = positive(s, "sessions.bridge-session-expiry").toSeconds();
+        if (seconds < 1 || seconds > 0xFFFF_FFFFL) {
+            throw s.invalid("sessions.bridge-session-expiry", s.string("sessions.bridge-session-expiry"),
+                    "must be between 1 second and 4294967295 seconds");
+        }
+        return io.fleetmq.session.BridgeSessions.of(pattern, seconds);
     }
 
     private static Duration positive(Settings s, String key) {

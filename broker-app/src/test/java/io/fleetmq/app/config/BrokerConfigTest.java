@@ -212,4 +212,24 @@ class BrokerConfigTest {
         assertTrue(e.getMessage().contains("sessions.application-shared-grace (APPLICATION_SHARED_GRACE)"),
                 e.getMessage());
     }
+
+    @Test
+    void bridgeSessionsAreOffUnlessAPatternIsSetAndTheirExpiryIsADuration() {
+        assertEquals(io.fleetmq.session.BridgeSessions.NONE, config().mqttLimits().bridgeSessions());
+        env.put("MQTT_BRIDGE_CLIENT_ID_PATTERN", "bridge-.*");
+        io.fleetmq.session.BridgeSessions bridges = config().mqttLimits().bridgeSessions();
+        assertEquals("bridge-.*", bridges.clientIds().pattern());
+        assertEquals(86_400, bridges.expirySeconds(), "1d");
+        env.put("MQTT_BRIDGE_SESSION_EXPIRY", "2h");
+        assertEquals(7_200, config().mqttLimits().bridgeSessions().expirySeconds());
+        env.put("MQTT_BRIDGE_CLIENT_ID_PATTERN", "bridge-(");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("sessions.bridge-client-id-pattern (MQTT_BRIDGE_CLIENT_ID_PATTERN)"),
+                e.getMessage());
+        env.put("MQTT_BRIDGE_CLIENT_ID_PATTERN", "bridge-.*");
+        env.put("MQTT_BRIDGE_SESSION_EXPIRY", "0");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("sessions.bridge-session-expiry (MQTT_BRIDGE_SESSION_EXPIRY)"),
+                e.getMessage());
+    }
 }
