@@ -93,6 +93,12 @@ class MetricsExportTest {
         Await.until(Duration.ofSeconds(10), "the disconnect is counted",
                 () -> sum(broker.scrapeMetrics(), "fleetmq_disconnects_total", "reason=\"client_normal\"") >= 1);
 
+        // The JVM's pause timer exists once a collection happened since the node's registry was bound:
+        // the dashboard queries it, so the test makes sure there was one rather than hope for it.
+        Await.until(Duration.ofSeconds(10), "a GC pause recorded", () -> {
+            System.gc();
+            return broker.scrapeMetrics().contains("jvm_gc_pause_seconds_sum");
+        });
         String scrape = broker.scrapeMetrics();
         Map<String, Set<String>> exported = exported(scrape);
 
