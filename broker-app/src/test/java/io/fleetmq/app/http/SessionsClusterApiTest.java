@@ -89,13 +89,13 @@ class SessionsClusterApiTest {
             Await.until(Duration.ofSeconds(10), "the session known on the first node",
                     () -> call(first, "GET", "/api/v1/sessions/" + enc(id)).statusCode() == 200);
             JsonNode s = get(first, "/api/v1/sessions/" + enc(id));
-            assertEquals("api-c2", s.get("node").asText());
+            assertEquals("api-c-2", s.get("node").asText());
             assertTrue(s.get("connected").asBoolean());
             assertTrue(s.get("nodeAlive").asBoolean());
             assertTrue(s.get("inFlight").isNull(), "in-flight is known only on the session's node");
-            assertEquals("api-c2", s.get("inFlightKnownOn").asText());
+            assertEquals("api-c-2", s.get("inFlightKnownOn").asText());
             assertEquals(0, get(second, "/api/v1/sessions/" + enc(id)).get("inFlight").asInt());
-            assertEquals("api-c2", get(first, "/api/v1/sessions?node=api-c2&clientIdPrefix=" + enc(id))
+            assertEquals("api-c-2", get(first, "/api/v1/sessions?node=api-c-2&clientIdPrefix=" + enc(id))
                     .get("items").get(0).get("node").asText());
 
             assertEquals(202, call(first, "POST", "/api/v1/sessions/" + enc(id) + "/disconnect").statusCode());
