@@ -36,7 +36,7 @@ public final class MosquittoImport {
               --acl       acl_file: topic/user/pattern lines become rules (deny lines as deny rules)
               --dynsec    dynamic-security.json: clients, groups, roles and default access
               --dry-run   print what would change, change nothing
-              --api       the node's admin API (default http://127.0.0.1:8080)
+              --api       the node's admin API (default http://127.0.0.1:8083)
               --user, --password  admin login (default: ADMIN_USERNAME, ADMIN_PASSWORD; user admin)""";
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -57,7 +57,7 @@ public final class MosquittoImport {
         Path acl = null;
         Path dynsec = null;
         boolean dryRun = false;
-        String api = "http://127.0.0.1:8080";
+        String api = "http://127.0.0.1:8083";
         String user = environment.apply("ADMIN_USERNAME");
         String password = environment.apply("ADMIN_PASSWORD");
         try {
