@@ -145,7 +145,10 @@ public final class OpsExchange implements AutoCloseable {
                 if (at != null) {
                     c.seek(p, at.offset());
                 } else {
-                    c.seekToEnd(List.of(p));
+                    // Nothing from the last hour (or nothing at all): read what there is. Seeking to the
+                    // end would be resolved only at the first poll, and a report written meanwhile (with
+                    // the drops it alone carries) would be skipped. Older reports age out as silent nodes.
+                    c.seekToBeginning(List.of(p));
                 }
                 while (!closed) {
                     for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(500))) {
