@@ -63,6 +63,8 @@ public final class OpsExchange implements AutoCloseable {
     });
     private KafkaProducer<String, byte[]> producer;
     private Thread follower;
+    private volatile KafkaConsumer<String, byte[]> following;
+    private final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
     private volatile boolean closed;
     private long reportedUpTo;
     private volatile long lastPublishFailureLog;
@@ -138,6 +140,10 @@ public final class OpsExchange implements AutoCloseable {
         TopicPartition p = new TopicPartition(topic, 0);
         while (!closed) {
             try (KafkaConsumer<String, byte[]> c = kafka.consumer("ops", null, Map.of())) {
+                following = c;
+                if (closed) {
+                    return;
+                }
                 c.assign(List.of(p));
                 Map<TopicPartition, OffsetAndTimestamp> from = c.offsetsForTimes(
                         Map.of(p, System.currentTimeMillis() - SPAN.toMillis()), kafka.settings().requestTimeout());
@@ -159,7 +165,8 @@ public final class OpsExchange implements AutoCloseable {
                     }
                     forgetSilent();
                 }
-            } catch (org.apache.kafka.common.errors.InterruptException e) {
+            } catch (org.apache.kafka.common.errors.WakeupException
+                    | org.apache.kafka.common.errors.InterruptException e) {
                 return;
             } catch (RuntimeException e) {
                 if (closed) {
@@ -167,10 +174,14 @@ public final class OpsExchange implements AutoCloseable {
                 }
                 log.warn("Following the operations topic failed; starting again in 1 s: {}", e.toString());
                 try {
-                    Thread.sleep(1000);
+                    if (stopped.await(1, TimeUnit.SECONDS)) {
+                        return;
+                    }
                 } catch (InterruptedException ie) {
                     return;
                 }
+            } finally {
+                following = null;
             }
         }
     }
@@ -205,9 +216,14 @@ public final class OpsExchange implements AutoCloseable {
     public void close() {
         closed = true;
         ticks.shutdownNow();
+        stopped.countDown();
         Thread f = follower;
         if (f != null) {
-            f.interrupt();
+            // A wakeup, not an interrupt: an interrupted consumer cannot close its fetch sessions cleanly.
+            KafkaConsumer<String, byte[]> c = following;
+            if (c != null) {
+                c.wakeup();
+            }
             try {
                 f.join(5_000);
             } catch (InterruptedException e) {
