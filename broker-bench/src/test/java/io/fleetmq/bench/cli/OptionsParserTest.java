@@ -105,14 +105,15 @@ class OptionsParserTest {
 
     @Test
     void mistakesNameTheOptionAndWhatIsWrong() {
-        assertMessage("--scenario is required (fan-in, fan-out, p2p or connect)", "--qos", "1");
+        assertMessage("--scenario is required (fan-in, fan-out, p2p, connect, idle or storm)", "--qos", "1");
         assertMessage("unknown option --speed", "--scenario", "p2p", "--speed", "9");
         assertMessage("--qos needs a value", "--scenario", "p2p", "--qos");
         assertMessage("--qos: 3 is outside 0 .. 2", "--scenario", "p2p", "--qos", "3");
         assertMessage("--payload: 15 is outside 16 .. 16777216", "--scenario", "p2p", "--payload", "15");
         assertMessage("--duration: must be longer than zero", "--scenario", "p2p", "--duration", "0s");
         assertMessage("--clients: 'many' is not a whole number", "--scenario", "p2p", "--clients", "many");
-        assertMessage("--scenario: unknown scenario 'fanin': use fan-in, fan-out, p2p or connect", "--scenario", "fanin");
+        assertMessage("--scenario: unknown scenario 'fanin': use fan-in, fan-out, p2p, connect, idle or storm",
+                "--scenario", "fanin");
         assertMessage("--protocol: unknown protocol '4': use 5 or 3.1.1", "--scenario", "p2p", "--protocol", "4");
         assertMessage("unexpected argument 'p2p'", "p2p");
     }
