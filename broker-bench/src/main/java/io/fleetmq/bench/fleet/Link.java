@@ -248,7 +248,8 @@ final class Link extends SimpleChannelInboundHandler<MqttMessage> {
     }
 
     /**
-     * {@code connect(..) failed: Connection refused: /127.0.0.1:1883} becomes {@code Connection refused}:
+     * {@code finishConnect(..) failed with error(-111): Connection refused} and {@code connect(..) failed:
+     * Connection refused: /127.0.0.1:1883} become {@code Connection refused}:
      * the same reason for every device, whatever its address.
      */
     static Failure tcpFailure(Throwable cause) {
@@ -260,10 +261,8 @@ final class Link extends SimpleChannelInboundHandler<MqttMessage> {
 
     static String brief(Throwable cause) {
         String m = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
-        int failed = m.indexOf("failed: ");
-        if (failed >= 0) {
-            m = m.substring(failed + "failed: ".length());
-        }
+        // Netty's native transport says which call failed and its errno before the system's words.
+        m = m.replaceFirst("^\\S+\\(\\.\\.\\) failed(?: with error\\(-?\\d+\\))?: ", "");
         return m.replaceAll(":\\s*\\S*/\\S*$", "").strip();
     }
 

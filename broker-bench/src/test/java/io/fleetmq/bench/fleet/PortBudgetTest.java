@@ -55,6 +55,8 @@ class PortBudgetTest {
         assertEquals("TCP connect failed: Connection refused", refused.reason());
         assertEquals("TCP connect failed: Connection refused",
                 Link.tcpFailure(new ConnectException("Connection refused: localhost/127.0.0.1:1884")).reason());
+        assertEquals("TCP connect failed: Connection refused", Link.tcpFailure(new ConnectException(
+                "finishConnect(..) failed with error(-111): Connection refused")).reason());
         assertEquals("TCP connect timed out", Link.tcpFailure(new ConnectTimeoutException("connection timed out")).reason());
         assertEquals("TCP connect failed: Cannot assign requested address",
                 Link.tcpFailure(new java.net.BindException("bind(..) failed: Cannot assign requested address")).reason());
