@@ -80,7 +80,7 @@ final class SoakSeries {
         IntervalSample sample = new IntervalSample((now - phases.measureFrom()) / 1e9, (now - intervalStart) / 1e9,
                 c.publishedTotal() - last.publishedTotal(), c.deliveredTotal() - last.deliveredTotal(), latency, broker);
         samples.add(sample);
-        progress.printf(Locale.ROOT, "[interval %d, %.0f s] delivered %,.0f/s  p50 %.0f µs  p99 %.0f µs%s%n",
+        progress.printf(Locale.ROOT, "[interval %d, %.1f s] delivered %,.0f/s  p50 %.0f µs  p99 %.0f µs%s%n",
                 samples.size(), sample.endSeconds(), sample.deliveredPerSecond(), latency.p50() / 1e3,
                 latency.p99() / 1e3, broker(broker));
         last = c;

@@ -66,7 +66,7 @@ class SoakSeriesTest {
         assertEquals(1, last.delivered());
         assertEquals(100, last.latency().max());
         assertEquals(1.4e-6, last.seconds(), 1e-12);
-        assertTrue(progress.toString(StandardCharsets.UTF_8).contains("[interval 2, 0 s] delivered "));
+        assertTrue(progress.toString(StandardCharsets.UTF_8).contains("[interval 2, 0.0 s] delivered "));
     }
 
     @Test
