@@ -58,12 +58,14 @@ public final class OptionsParser {
               --subscriber-port PORT
                                  port the subscribers connect to (default: --port); another node
                                  of a cluster measures the path between nodes
-              --session-expiry S subscribers' Session Expiry Interval in seconds (MQTT 5); above 0
-                                 they have persistent sessions (default 0)
+              --session-expiry S Session Expiry Interval in seconds (MQTT 5) of the subscribers, or
+                                 of the idle and storm devices; above 0 they have persistent
+                                 sessions, and storm devices reconnect with clean start 0 and
+                                 subscribe again only when the session is gone (default 0)
               --protocol 5|3.1.1 MQTT version (default 5)
               --qos 0|1|2        QoS of publishes and subscriptions (default 0)
-              --clients N        publishers (fan-in), subscribers (fan-out), pairs (p2p) or
-                                 connectors (connect) (default 100)
+              --clients N        publishers (fan-in), subscribers (fan-out), pairs (p2p),
+                                 connectors (connect) or devices (idle, storm) (default 100)
               --username NAME    user name in every client's CONNECT (default: none)
               --password TEXT    password in every client's CONNECT (default: none); MQTT 3.1.1
                                  needs --username with it
@@ -82,7 +84,9 @@ public final class OptionsParser {
                                  allows (default 0)
               --inflight W       unacknowledged QoS 1/2 publishes per publisher (default 16)
               --warmup D         traffic before measuring, e.g. 5s (default 5s)
-              --duration D       measured time, e.g. 30s, 500ms, 2m (default 30s)
+              --duration D       measured time, e.g. 30s, 500ms, 2m (default 30s); idle: how long
+                                 the connections are held once all are up; storm: longest
+                                 wait after READY for the first dropped connection
               --drain D          longest wait for stragglers after the last publish (default 10s)
               --payload BYTES    payload size, at least 16 (default 64)
               --threads T        client I/O threads (default: number of cores)
@@ -97,8 +101,6 @@ public final class OptionsParser {
                                  memory (VmRSS) before and after the ramp, or per interval
 
             Idle and storm:
-              --duration D       idle: how long the connections are held once all are up;
-                                 storm: longest wait for the first dropped connection (default 30s)
               --keepalive S      Keep Alive in seconds; the client sends PINGREQ when it wrote
                                  nothing for S/2, and closes after 1.5 S without a byte (default 60;
                                  0 = off)
@@ -112,8 +114,6 @@ public final class OptionsParser {
               --connect-concurrency C
                                  most handshakes in flight while ramping up (default 1000)
               --topic-prefix P   device i subscribes to P/<run id>/i at --qos (default fleetmq-bench)
-              --session-expiry S devices' Session Expiry Interval (MQTT 5); in a storm, above 0 they
-                                 reconnect with clean start 0 and subscribe only if the session is gone
 
             Storm only:
               --kill-pid PID     SIGKILL this process (a broker node) --kill-after after READY
