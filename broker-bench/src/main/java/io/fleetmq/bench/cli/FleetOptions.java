@@ -50,9 +50,4 @@ public record FleetOptions(
         ports = List.copyOf(ports);
         sourceAddresses = List.copyOf(sourceAddresses);
     }
-
-    public FleetOptions withPorts(List<Integer> newPorts) {
-        return new FleetOptions(newPorts, keepAliveSeconds, sourceAddresses, connectRate, connectConcurrency,
-                topicPrefix, killPid, killAfter, reconnectJitter, stormTimeout);
-    }
 }

@@ -106,7 +106,8 @@ final class Fleet {
             }
         });
         InetSocketAddress remote = remotes[device.portIndex()];
-        return locals.length == 0 ? bootstrap.connect(remote) : bootstrap.connect(remote, locals[sourceOf(device.index)]);
+        return locals.length == 0 ? bootstrap.connect(remote) : bootstrap.connect(remote,
+                locals[sourceOf(device.index, remotes.length, locals.length)]);
     }
 
     /**
@@ -114,8 +115,8 @@ final class Fleet {
      * pair of source address and port gets its share, where {@code i mod S} would leave pairs unused
      * whenever P and S have a common factor (two ports and two addresses: only two of the four pairs).
      */
-    int sourceOf(int index) {
-        return (index / remotes.length) % locals.length;
+    static int sourceOf(int index, int ports, int sources) {
+        return (index / ports) % sources;
     }
 
     /**
@@ -145,11 +146,5 @@ final class Fleet {
             Thread.currentThread().interrupt();
             return false;
         }
-    }
-
-    /** {@code 127.0.0.1:1883} of the device's current port, for messages. */
-    String remote(int portIndex) {
-        InetSocketAddress a = remotes[portIndex];
-        return a.getHostString() + ":" + a.getPort();
     }
 }

@@ -109,8 +109,4 @@ final class Ramp {
     double seconds() {
         return (end - start) / 1e9;
     }
-
-    long start() {
-        return start;
-    }
 }

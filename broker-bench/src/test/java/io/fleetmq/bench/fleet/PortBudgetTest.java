@@ -33,12 +33,12 @@ class PortBudgetTest {
 
     @Test
     void everyPairOfSourceAndPortGetsItsShare() {
-        // Device i: port i mod P, source (i / P) mod S; with P = S = 2, i mod S would use only 2 of the 4 pairs.
+        // Device i: port i mod P; with P = S = 2, source i mod S would use only 2 of the 4 pairs.
         int ports = 2;
         int sources = 2;
         int[][] used = new int[ports][sources];
         for (int i = 0; i < 8; i++) {
-            used[i % ports][(i / ports) % sources]++;
+            used[i % ports][Fleet.sourceOf(i, ports, sources)]++;
         }
         for (int[] row : used) {
             for (int n : row) {
