@@ -4,11 +4,18 @@ import io.fleetmq.bench.cli.BenchOptions;
 import io.fleetmq.bench.cli.OptionsParser;
 import io.fleetmq.bench.cli.UsageException;
 import io.fleetmq.bench.connect.ConnectRun;
+import io.fleetmq.bench.fleet.IdleRun;
+import io.fleetmq.bench.fleet.StormRun;
+import io.fleetmq.bench.probe.FileLimit;
 import io.fleetmq.bench.report.BenchReport;
 import io.fleetmq.bench.report.ConnectReport;
 import io.fleetmq.bench.report.ConnectReportTable;
+import io.fleetmq.bench.report.IdleReport;
+import io.fleetmq.bench.report.IdleReportTable;
 import io.fleetmq.bench.report.JsonReport;
 import io.fleetmq.bench.report.ReportTable;
+import io.fleetmq.bench.report.StormReport;
+import io.fleetmq.bench.report.StormReportTable;
 import io.fleetmq.bench.run.BenchmarkRun;
 import io.fleetmq.bench.scenario.Scenario;
 import java.io.PrintStream;
@@ -51,6 +58,29 @@ public final class Main {
         if (options.isEmpty()) {
             out.print(OptionsParser.USAGE);
             return EXIT_OK;
+        }
+        if (options.get().scenario().holdsFleet()) {
+            // Every connection is a descriptor: better to refuse now than to fail half-way with errors
+            // that would look like the broker's.
+            String problem = FileLimit.problem(FileLimit.current(), options.get().clients());
+            if (problem != null) {
+                err.println("fleetmq-bench: " + problem);
+                return EXIT_USAGE;
+            }
+        }
+        if (options.get().scenario() == Scenario.IDLE) {
+            IdleReport report = new IdleRun(options.get(), err).run();
+            out.print(IdleReportTable.render(report));
+            out.println(IdleReportTable.json(report));
+            out.flush();
+            return report.clean() ? EXIT_OK : EXIT_ERRORS;
+        }
+        if (options.get().scenario() == Scenario.STORM) {
+            StormReport report = new StormRun(options.get(), err).run();
+            out.print(StormReportTable.render(report));
+            out.println(StormReportTable.json(report));
+            out.flush();
+            return report.allBack() ? EXIT_OK : EXIT_ERRORS;
         }
         if (options.get().scenario() == Scenario.CONNECT) {
             ConnectReport report = new ConnectRun(options.get(), err).run();

@@ -12,6 +12,9 @@
  *
  * <p>Packages: {@code cli} (options and usage), {@code scenario} (fan-in, fan-out, p2p topologies),
  * {@code client} (one MQTT connection, payload stamp, event loops), {@code run} (publishers,
- * subscribers, counters and the run's timeline), {@code report} (table and JSON line).
+ * subscribers, counters, the run's timeline and the soak time series), {@code connect} (the
+ * handshake loop), {@code fleet} (idle and storm: many long-lived devices, their ramp and
+ * reconnects), {@code probe} (the broker's memory from Prometheus text and {@code /proc}, the
+ * generator's own), {@code report} (tables and JSON lines).
  */
 package io.fleetmq.bench;

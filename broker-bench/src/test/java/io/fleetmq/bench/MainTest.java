@@ -2,7 +2,9 @@ package io.fleetmq.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.fleetmq.bench.probe.FileLimit;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -32,5 +34,16 @@ class MainTest {
         assertEquals("", out.toString(StandardCharsets.UTF_8));
         assertEquals("fleetmq-bench: --qos: 5 is outside 0 .. 2\nTry --help.\n",
                 err.toString(StandardCharsets.UTF_8).replace(System.lineSeparator(), "\n"));
+    }
+
+    @Test
+    void aFleetLargerThanTheOpenFileLimitIsRefusedBeforeAnyConnectionIsOpened() {
+        long limit = FileLimit.current();
+        assumeTrue(limit > 0 && limit < 999_000, "open-file limit " + limit + " is unknown or would allow the run");
+        assertEquals(Main.EXIT_USAGE, run("--scenario", "idle", "--clients", "1000000", "--port", "1"));
+        assertEquals("", out.toString(StandardCharsets.UTF_8));
+        String message = err.toString(StandardCharsets.UTF_8);
+        assertTrue(message.startsWith("fleetmq-bench: the open-file limit is " + limit
+                + ", but 1000000 connections need at least 1001000: raise it first, e.g. 'ulimit -n 1048576'"), message);
     }
 }

@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fleetmq.bench.cli.BenchOptions;
+import io.fleetmq.bench.cli.OptionsParser;
 import io.fleetmq.bench.client.Protocol;
+import io.fleetmq.bench.probe.ResourceSample;
+import io.fleetmq.bench.report.IntervalSample;
+import io.fleetmq.bench.report.JsonReport;
 import io.fleetmq.bench.report.BenchReport;
 import io.fleetmq.bench.report.ReportTable;
 import io.fleetmq.bench.run.BenchmarkRun;
@@ -16,9 +20,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -74,5 +80,39 @@ class MosquittoIT {
         assertEquals(0, report.unacknowledged(), context);
         assertEquals(report.delivered(), report.endToEnd().count(), "one latency sample per delivery\n" + context);
         assertEquals(qos == 0 ? 0 : report.published(), report.acknowledgement().count(), context);
+    }
+
+    /**
+     * A short soak run: one line per interval of the window, each with its own deliveries and latency
+     * and Mosquitto's resident memory, and together they hold every delivery of the window.
+     */
+    @Test
+    void reportEveryGivesOneSampleWithBrokerMemoryPerIntervalOfTheWindow() throws Exception {
+        BenchOptions options = OptionsParser.parse("--scenario", "p2p", "--port", Integer.toString(mosquitto.port()),
+                "--clients", "2", "--qos", "1", "--rate", "400", "--warmup", "300ms", "--duration", "1500ms",
+                "--drain", "5s", "--threads", "1", "--report-every", "500ms", "--broker-pid",
+                Long.toString(mosquitto.pid())).orElseThrow();
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        BenchReport report = new BenchmarkRun(options, new PrintStream(progress, true, StandardCharsets.UTF_8)).run();
+        String context = ReportTable.render(report) + progress.toString(StandardCharsets.UTF_8);
+
+        assertTrue(report.clean(), context);
+        List<IntervalSample> series = report.series();
+        assertEquals(3, series.size(), context);
+        assertEquals(1.5, series.get(2).endSeconds(), 0.2, context);
+        long delivered = 0;
+        for (IntervalSample s : series) {
+            assertTrue(s.delivered() > 0, context);
+            // Counter and histogram are read one after the other while deliveries go on.
+            assertEquals(s.delivered(), s.latency().count(), 5, context);
+            assertTrue(s.latency().p99() >= s.latency().p50(), context);
+            assertTrue(s.broker().rssBytes() > 0, context);
+            assertEquals(ResourceSample.UNKNOWN, s.broker().heapBytes(), "no metrics URL given\n" + context);
+            delivered += s.delivered();
+        }
+        // Arrivals in the window, give or take the deliveries in flight at its two edges.
+        assertEquals(report.arrivalsInWindow(), delivered, 20, context);
+        assertTrue(ReportTable.render(report).contains("time series, every 0.5 s of the measured window"), context);
+        assertTrue(JsonReport.line(report).contains("\"series\":[{\"t_s\":"), context);
     }
 }

@@ -5,6 +5,7 @@ import io.fleetmq.bench.client.Protocol;
 import io.fleetmq.bench.client.TlsFiles;
 import io.fleetmq.bench.scenario.Scenario;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * One run's settings, validated by {@link OptionsParser}.
@@ -27,6 +28,8 @@ import java.time.Duration;
  * @param credentials    user name and password in every client's CONNECT; {@link Credentials#NONE} for
  *                       anonymous clients
  * @param tls            TLS and its files (connect scenario only); null for plain TCP
+ * @param fleet          the idle and storm scenarios' settings: ports, keep-alive, source addresses, ramp, kill
+ * @param probes         the broker's memory and the soak time series
  */
 public record BenchOptions(
         Scenario scenario,
@@ -46,7 +49,18 @@ public record BenchOptions(
         long sessionExpiry,
         int subscriberThreads,
         Credentials credentials,
-        TlsFiles tls) {
+        TlsFiles tls,
+        FleetOptions fleet,
+        ProbeOptions probes) {
+
+    /** No fleet settings or probes: what every scenario but idle and storm needs. */
+    public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
+            Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads,
+            int subscriberPort, long sessionExpiry, int subscriberThreads, Credentials credentials, TlsFiles tls) {
+        this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
+                threads, subscriberPort, sessionExpiry, subscriberThreads, credentials, tls, FleetOptions.DEFAULTS,
+                ProbeOptions.NONE);
+    }
 
     /** Plain TCP. */
     public BenchOptions(Scenario scenario, String host, int port, Protocol protocol, int qos, int clients, long rate,
@@ -77,6 +91,26 @@ public record BenchOptions(
             Duration warmup, Duration duration, Duration drain, int payloadBytes, int inflight, int threads) {
         this(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain, payloadBytes, inflight,
                 threads, port, 0);
+    }
+
+    /**
+     * Every broker port, in order: the fleet's list, or just {@code port}. Client i of the idle and storm
+     * scenarios starts on {@code ports().get(i % ports().size())}.
+     */
+    public List<Integer> ports() {
+        return fleet.ports().isEmpty() ? List.of(port) : fleet.ports();
+    }
+
+    public BenchOptions withFleet(FleetOptions newFleet) {
+        return new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain,
+                payloadBytes, inflight, threads, subscriberPort, sessionExpiry, subscriberThreads, credentials, tls,
+                newFleet, probes);
+    }
+
+    public BenchOptions withProbes(ProbeOptions newProbes) {
+        return new BenchOptions(scenario, host, port, protocol, qos, clients, rate, warmup, duration, drain,
+                payloadBytes, inflight, threads, subscriberPort, sessionExpiry, subscriberThreads, credentials, tls,
+                fleet, newProbes);
     }
 
     public static final String DEFAULT_HOST = "127.0.0.1";

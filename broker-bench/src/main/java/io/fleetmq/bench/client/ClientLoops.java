@@ -1,6 +1,8 @@
 package io.fleetmq.bench.client;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
@@ -11,6 +13,7 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
@@ -38,7 +41,16 @@ public final class ClientLoops implements AutoCloseable {
      */
     private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(32 * 1024, 64 * 1024);
 
+    /**
+     * A fleet connection reads CONNACK, SUBACK and PINGRESP, a few bytes each: the first read guess is
+     * 256 bytes rather than Netty's 2 KiB, and it grows only if something large does arrive.
+     */
+    private static final AdaptiveRecvByteBufAllocator SMALL_READS = new AdaptiveRecvByteBufAllocator(64, 256, 64 * 1024);
+    /** A fleet connection writes CONNECT, SUBSCRIBE and PINGREQ; nothing ever queues. */
+    private static final WriteBufferWaterMark FLEET_WATER_MARK = new WriteBufferWaterMark(2 * 1024, 8 * 1024);
+
     private final boolean epoll;
+    private final int threads;
     private final EventLoopGroup group;
     /** The subscribers' own threads; the same as {@link #group} when they share it. */
     private final EventLoopGroup subscriberGroup;
@@ -50,6 +62,7 @@ public final class ClientLoops implements AutoCloseable {
     /** @param subscriberThreads threads of the subscribers' own; 0 to share {@code threads} */
     public ClientLoops(int threads, int subscriberThreads) {
         this.epoll = Epoll.isAvailable();
+        this.threads = threads + subscriberThreads;
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("bench-io"), factory);
         this.subscriberGroup = subscriberThreads == 0 ? group
@@ -125,6 +138,39 @@ public final class ClientLoops implements AutoCloseable {
                     }
                 })
                 .connect(host, port);
+    }
+
+    /**
+     * A template for a fleet of long-lived, mostly idle connections (the idle and storm scenarios):
+     * no handler yet, {@link Bootstrap#clone()} it and add one per connection. What each connection
+     * costs the generator must stay small, so that 100,000 of them fit in a 2 GiB heap: pooled buffers
+     * (a read borrows one and gives it back at once, so an idle connection holds none), small read
+     * guesses and water marks, and no per-connection resolver work (the caller passes resolved
+     * addresses). The kernel's socket buffers are left alone: an idle socket holds no data in them.
+     *
+     * @param boundToSource the connections bind a chosen local address: with epoll the kernel then picks
+     *                      the local port at connect time, per destination (IP_BIND_ADDRESS_NO_PORT), instead
+     *                      of reserving one for the address at bind time, which would cap each address at one
+     *                      ephemeral range for all broker ports together
+     */
+    public Bootstrap fleetBootstrap(boolean boundToSource) {
+        Bootstrap bootstrap = new Bootstrap()
+                .group(group)
+                .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) CONNECT_TIMEOUT.toMillis())
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, SMALL_READS)
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, FLEET_WATER_MARK);
+        if (epoll && boundToSource) {
+            bootstrap.option(EpollChannelOption.IP_BIND_ADDRESS_NO_PORT, true);
+        }
+        return bootstrap;
+    }
+
+    /** Event-loop threads in this generator, for the report. */
+    public int threads() {
+        return threads;
     }
 
     @Override

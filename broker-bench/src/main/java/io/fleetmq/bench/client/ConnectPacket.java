@@ -16,10 +16,19 @@ public final class ConnectPacket {
      */
     public static MqttConnectMessage build(String clientId, Protocol protocol, int keepAliveSeconds,
                                            long sessionExpiry, Credentials credentials) {
+        return build(clientId, protocol, keepAliveSeconds, sessionExpiry, credentials, true);
+    }
+
+    /**
+     * @param cleanStart false to resume the session a previous connection left (MQTT 5 Clean Start 0, or
+     *                   3.1.1 Clean Session 0); the CONNACK's Session Present flag then says whether it did
+     */
+    public static MqttConnectMessage build(String clientId, Protocol protocol, int keepAliveSeconds,
+                                           long sessionExpiry, Credentials credentials, boolean cleanStart) {
         var connect = MqttMessageBuilders.connect()
                 .clientId(clientId)
                 .protocolVersion(protocol.version())
-                .cleanSession(true)
+                .cleanSession(cleanStart)
                 .keepAlive(keepAliveSeconds)
                 // The builder sets the User Name and Password flags from these being non-null [MQTT-3.1.2-18..21].
                 .username(credentials.username())

@@ -1,6 +1,7 @@
 package io.fleetmq.bench.report;
 
 import io.fleetmq.bench.cli.BenchOptions;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -18,6 +19,7 @@ import java.util.Locale;
  * @param reordered          deliveries whose sequence number did not rise: duplicates or reordering
  * @param unacknowledged     QoS 1/2 publishes (of the whole run) still without an acknowledgement at the end
  * @param acknowledgement    PUBACK (QoS 1) or PUBCOMP (QoS 2) latency; empty for QoS 0
+ * @param series             one sample per {@code --report-every} interval of the measured window; empty without
  */
 public record BenchReport(
         BenchOptions options,
@@ -38,7 +40,23 @@ public record BenchReport(
         long unacknowledged,
         LatencySummary endToEnd,
         LatencySummary acknowledgement,
-        ErrorSummary errors) {
+        ErrorSummary errors,
+        List<IntervalSample> series) {
+
+    public BenchReport {
+        series = List.copyOf(series);
+    }
+
+    /** Without a time series. */
+    public BenchReport(BenchOptions options, String runId, String transport, Status status, String note, int publishers,
+                       int subscribers, int deliveriesPerPublish, double measuredSeconds, double drainSeconds,
+                       long published, long expectedDeliveries, long delivered, long arrivalsInWindow, long reordered,
+                       long unacknowledged, LatencySummary endToEnd, LatencySummary acknowledgement,
+                       ErrorSummary errors) {
+        this(options, runId, transport, status, note, publishers, subscribers, deliveriesPerPublish, measuredSeconds,
+                drainSeconds, published, expectedDeliveries, delivered, arrivalsInWindow, reordered, unacknowledged,
+                endToEnd, acknowledgement, errors, List.of());
+    }
 
     public enum Status {
         COMPLETED, ABORTED;

@@ -38,6 +38,28 @@ final class Json {
         return raw(name, array.append(']').toString());
     }
 
+    /** A count or byte figure that may be unknown: negative values become null. */
+    Json optional(String name, long value) {
+        return raw(name, value < 0 ? "null" : Long.toString(value));
+    }
+
+    Json numbers(String name, List<? extends Number> values) {
+        StringBuilder array = new StringBuilder("[");
+        for (int i = 0; i < values.size(); i++) {
+            array.append(i == 0 ? "" : ",").append(values.get(i));
+        }
+        return raw(name, array.append(']').toString());
+    }
+
+    /** An array of objects, such as the soak time series. */
+    Json objects(String name, List<Json> values) {
+        StringBuilder array = new StringBuilder("[");
+        for (int i = 0; i < values.size(); i++) {
+            array.append(i == 0 ? "" : ",").append(values.get(i));
+        }
+        return raw(name, array.append(']').toString());
+    }
+
     private Json raw(String name, String json) {
         out.append(empty ? "" : ",").append(quote(name)).append(':').append(json);
         empty = false;

@@ -18,7 +18,7 @@ public final class JsonReport {
             errors.field(kind.key(), r.errors().count(kind));
         }
         errors.field("total", r.errors().total());
-        return new Json()
+        Json line = new Json()
                 .field("tool", "fleetmq-bench")
                 .field("run_id", r.runId())
                 .field("status", r.status().label())
@@ -52,8 +52,27 @@ public final class JsonReport {
                 .field("latency_us", latency(r.endToEnd()))
                 .field("ack_latency_us", o.qos() == 0 ? null : latency(r.acknowledgement()))
                 .field("errors", errors)
-                .field("error_samples", r.errors().samples())
-                .toString();
+                .field("error_samples", r.errors().samples());
+        if (o.probes().series()) {
+            line.objects("series", r.series().stream().map(JsonReport::interval).toList());
+        }
+        return line.toString();
+    }
+
+    /** One interval: rates per second, latency in microseconds (null without deliveries), memory in bytes (null unknown). */
+    static Json interval(IntervalSample s) {
+        boolean any = s.latency().count() > 0;
+        return new Json()
+                .field("t_s", s.endSeconds())
+                .field("interval_s", s.seconds())
+                .field("published_per_s", s.publishedPerSecond())
+                .field("delivered_per_s", s.deliveredPerSecond())
+                .field("p50_us", any ? s.latency().p50() / 1e3 : Double.NaN)
+                .field("p99_us", any ? s.latency().p99() / 1e3 : Double.NaN)
+                .field("samples", s.latency().count())
+                .optional("broker_heap_bytes", s.broker().heapBytes())
+                .optional("broker_direct_bytes", s.broker().directBytes())
+                .optional("broker_rss_bytes", s.broker().rssBytes());
     }
 
     static Json latency(LatencySummary s) {

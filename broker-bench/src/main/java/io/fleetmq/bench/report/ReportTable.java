@@ -67,7 +67,47 @@ public final class ReportTable {
                 line(out, "  (first %d shown)", errors.samples().size());
             }
         }
+        series(out, r);
         return out.toString();
+    }
+
+    /**
+     * The soak time series after the table: one line per interval, rates and latency of the
+     * deliveries that arrived in it, and the broker's memory at its end where a source was given.
+     */
+    static void series(StringBuilder out, BenchReport r) {
+        if (r.series().isEmpty()) {
+            return;
+        }
+        BenchOptions o = r.options();
+        boolean metrics = o.probes().metricsUrl() != null;
+        boolean rss = o.probes().brokerPid() > 0;
+        line(out, "");
+        line(out, "time series, every %s of the measured window (latency of the deliveries arriving in each):",
+                seconds(o.probes().reportEvery().toNanos() / 1e9));
+        StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%8s %14s %14s %10s %10s",
+                "end", "published/s", "delivered/s", "p50", "p99"));
+        if (metrics) {
+            header.append(String.format(Locale.ROOT, " %13s %13s", "broker heap", "direct"));
+        }
+        if (rss) {
+            header.append(String.format(Locale.ROOT, " %13s", "broker RSS"));
+        }
+        line(out, "%s", header);
+        for (IntervalSample s : r.series()) {
+            StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%8s %14s %14s %10s %10s",
+                    seconds(s.endSeconds()), Units.count(s.publishedPerSecond()), Units.count(s.deliveredPerSecond()),
+                    s.latency().count() == 0 ? "-" : Units.duration(s.latency().p50()),
+                    s.latency().count() == 0 ? "-" : Units.duration(s.latency().p99())));
+            if (metrics) {
+                row.append(String.format(Locale.ROOT, " %13s %13s", Units.sampledBytes(s.broker().heapBytes()),
+                        Units.sampledBytes(s.broker().directBytes())));
+            }
+            if (rss) {
+                row.append(String.format(Locale.ROOT, " %13s", Units.sampledBytes(s.broker().rssBytes())));
+            }
+            line(out, "%s", row);
+        }
     }
 
     private static String shape(BenchReport r) {

@@ -27,6 +27,32 @@ final class Units {
         return duration(Math.round(nanos));
     }
 
+    /**
+     * {@code 812 B}, {@code 4.2 KiB}, {@code 512.0 MiB}, {@code 1.50 GiB}; negative values keep their sign
+     * (memory may shrink between two samples), NaN (unknown) is {@code n/a}.
+     */
+    static String bytes(double value) {
+        if (Double.isNaN(value)) {
+            return "n/a";
+        }
+        double abs = Math.abs(value);
+        if (abs < 1024) {
+            return String.format(Locale.ROOT, "%.0f B", value);
+        }
+        if (abs < 1024 * 1024) {
+            return String.format(Locale.ROOT, "%.1f KiB", value / 1024);
+        }
+        if (abs < 1024L * 1024 * 1024) {
+            return String.format(Locale.ROOT, "%.1f MiB", value / (1024 * 1024));
+        }
+        return String.format(Locale.ROOT, "%.2f GiB", value / (1024L * 1024 * 1024));
+    }
+
+    /** {@link #bytes(double)} of a sampled figure; negative means unknown. */
+    static String sampledBytes(long value) {
+        return value < 0 ? "n/a" : bytes((double) value);
+    }
+
     /** {@code 1,234,567}. */
     static String count(long value) {
         return String.format(Locale.ROOT, "%,d", value);

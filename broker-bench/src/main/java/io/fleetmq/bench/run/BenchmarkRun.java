@@ -4,7 +4,9 @@ import io.fleetmq.bench.cli.BenchOptions;
 import io.fleetmq.bench.client.ClientLoops;
 import io.fleetmq.bench.client.MqttConnection;
 import io.fleetmq.bench.report.BenchReport;
+import io.fleetmq.bench.probe.BrokerProbe;
 import io.fleetmq.bench.report.ErrorKind;
+import io.fleetmq.bench.report.IntervalSample;
 import io.fleetmq.bench.report.LatencySummary;
 import io.fleetmq.bench.scenario.Topology;
 import io.netty.handler.codec.mqtt.MqttQoS;
@@ -53,7 +55,10 @@ public final class BenchmarkRun {
     public BenchReport run() {
         String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
         Topology topology = options.scenario().topology(options.clients(), runId);
-        RunStats stats = new RunStats();
+        RunStats stats = new RunStats(options.probes().series());
+        SoakSeries series = options.probes().series()
+                ? new SoakSeries(options.probes().reportEvery(), stats, new BrokerProbe(options.probes(), progress), progress)
+                : null;
         MqttQoS qos = MqttQoS.valueOf(options.qos());
         double ratePerPublisher = (double) options.rate() / topology.publishers().size();
 
@@ -94,14 +99,17 @@ public final class BenchmarkRun {
                 }
                 Phases phases = Phases.startingAt(System.nanoTime(), options.warmup(), options.duration());
                 stats.begin(phases);
+                if (series != null) {
+                    series.begin(phases);
+                }
                 publishers.forEach(p -> p.start(phases));
-                watch(phases, stats);
+                watch(phases, stats, series);
                 CompletableFuture.allOf(publishers.stream().map(Publisher::stop).toArray(CompletableFuture[]::new))
                         .join();
                 double drainSeconds = drain(stats, topology, qos);
                 // Closed before the snapshot, so counters and histograms describe the same deliveries.
                 closeAll(everyone);
-                return run.completed(phases, drainSeconds);
+                return run.completed(phases, drainSeconds, series == null ? List.of() : series.samples());
             } finally {
                 closeAll(everyone); // again on the normal path: closing a closed connection is a no-op
             }
@@ -155,16 +163,25 @@ public final class BenchmarkRun {
         return (int) futures.stream().filter(CompletableFuture::isCompletedExceptionally).count();
     }
 
-    /** Sleeps through warm-up and the measured window, printing one progress line per second. */
-    private void watch(Phases phases, RunStats stats) {
+    /**
+     * Sleeps through warm-up and the measured window, printing one progress line per second, and
+     * closing each interval of the soak series (null for none) as it ends.
+     */
+    private void watch(Phases phases, RunStats stats, SoakSeries series) {
         RunStats.Counts last = stats.counts();
         long lastAt = phases.start();
         while (true) {
             long now = System.nanoTime();
+            if (series != null) {
+                series.tick(now);
+            }
             if (phases.isOver(now)) {
                 return;
             }
             long next = Math.min(lastAt + PROGRESS_EVERY_NANOS, phases.measureTo());
+            if (series != null && series.nextAt() - next < 0) {
+                next = series.nextAt();
+            }
             LockSupport.parkNanos(next - now);
             now = System.nanoTime();
             if (now - lastAt >= PROGRESS_EVERY_NANOS) {
@@ -253,7 +270,7 @@ public final class BenchmarkRun {
                     0, 0, 0, 0, 0, 0, 0, 0, LatencySummary.EMPTY, LatencySummary.EMPTY, stats.errors().summary());
         }
 
-        BenchReport completed(Phases phases, double drainSeconds) {
+        BenchReport completed(Phases phases, double drainSeconds, List<IntervalSample> series) {
             RunStats.Counts c = stats.counts();
             return new BenchReport(options, runId, transport, BenchReport.Status.COMPLETED, "",
                     topology.publishers().size(), topology.subscribers().size(), topology.deliveriesPerPublish(),
@@ -261,7 +278,7 @@ public final class BenchmarkRun {
                     c.publishedMeasured(), c.publishedMeasured() * topology.deliveriesPerPublish(),
                     c.deliveredMeasured(), c.arrivalsInWindow(), c.reordered(), unacknowledged(c, stats),
                     LatencySummary.of(stats.takeEndToEnd()), LatencySummary.of(stats.takeAcknowledgement()),
-                    stats.errors().summary());
+                    stats.errors().summary(), series);
         }
     }
 }

@@ -25,7 +25,18 @@ public final class RunStats {
     private final LongAdder reordered = new LongAdder();
     private final Recorder endToEnd = new Recorder(3);
     private final Recorder acknowledgement = new Recorder(3);
+    /** Every delivery by arrival, emptied at each interval of a soak series; null without one. */
+    private final Recorder intervalEndToEnd;
     private final Errors errors = new Errors();
+
+    public RunStats() {
+        this(false);
+    }
+
+    /** @param intervals also keep per-interval latency for a time series ({@code --report-every}) */
+    public RunStats(boolean intervals) {
+        this.intervalEndToEnd = intervals ? new Recorder(3) : null;
+    }
 
     /** Starts the clock; nothing is measured before this. */
     public void begin(Phases phases) {
@@ -58,6 +69,9 @@ public final class RunStats {
 
     public void delivered(long sentNanos, long nowNanos) {
         deliveredTotal.increment();
+        if (intervalEndToEnd != null) {
+            intervalEndToEnd.recordValue(Math.max(0, nowNanos - sentNanos));
+        }
         if (measures(nowNanos)) {
             arrivalsInWindow.increment();
         }
@@ -92,6 +106,15 @@ public final class RunStats {
 
     public Histogram takeAcknowledgement() {
         return acknowledgement.getIntervalHistogram();
+    }
+
+    /**
+     * Deliveries recorded since the previous call, by arrival; reuses {@code recycle} (the histogram the
+     * previous call returned, or null), so that a series of any length keeps two histograms, not one per
+     * interval. Only with intervals enabled.
+     */
+    public Histogram takeInterval(Histogram recycle) {
+        return intervalEndToEnd.getIntervalHistogram(recycle);
     }
 
     /** A point-in-time copy of the counters. */

@@ -20,7 +20,22 @@ public enum Scenario {
      * again in a loop, as devices that reconnect do. Measures the broker's connection setup
      * (authentication included) rather than its message path, so it has no {@link Topology}.
      */
-    CONNECT("connect");
+    CONNECT("connect"),
+    /**
+     * No traffic either: N devices connect, each subscribes to a topic of its own, and they stay
+     * connected, pinging, for the run's duration. Measures what a connection costs the broker (memory
+     * per connection) and how fast it takes a fleet on.
+     */
+    IDLE("idle"),
+    /**
+     * N devices connected as in idle; when the broker (or one node of a cluster) drops them, each
+     * reconnects at once under the same client ID, to the next port, and subscribes again unless its
+     * session survived. Measures how long until all are served again, and how the broker refuses.
+     */
+    STORM("storm");
+
+    /** The names, for messages: {@code fan-in, fan-out, p2p, connect, idle or storm}. */
+    public static final String NAMES = "fan-in, fan-out, p2p, connect, idle or storm";
 
     private final String label;
 
@@ -39,7 +54,17 @@ public enum Scenario {
                 return scenario;
             }
         }
-        throw new IllegalArgumentException("unknown scenario '" + text + "': use fan-in, fan-out, p2p or connect");
+        throw new IllegalArgumentException("unknown scenario '" + text + "': use " + NAMES);
+    }
+
+    /** Idle and storm: a fleet of held connections, no publishers and no {@link Topology}. */
+    public boolean holdsFleet() {
+        return this == IDLE || this == STORM;
+    }
+
+    /** Fan-in, fan-out and p2p: the scenarios that publish and measure deliveries. */
+    public boolean publishes() {
+        return this == FAN_IN || this == FAN_OUT || this == P2P;
     }
 
     /**
@@ -49,8 +74,8 @@ public enum Scenario {
      */
     public Topology topology(int clients, String runId) {
         requireClients(clients);
-        if (this == CONNECT) {
-            throw new IllegalStateException("connect publishes nothing; use connectorIds");
+        if (!publishes()) {
+            throw new IllegalStateException(label + " publishes nothing and has no topology");
         }
         String root = "fleetmq-bench/" + runId + "/" + label;
         List<Topology.Publisher> publishers = new ArrayList<>();
@@ -91,6 +116,19 @@ public enum Scenario {
             ids.add(clientId(runId, 'c', i));
         }
         return ids;
+    }
+
+    /**
+     * The client ID of device {@code index} of an idle or storm fleet: kept across reconnects, as a
+     * device keeps its identity, so a broker with persistent sessions can resume it.
+     */
+    public static String deviceId(String runId, int index) {
+        return clientId(runId, 'd', index);
+    }
+
+    /** The topic device {@code index} subscribes to: its own, so that no delivery fans out by accident. */
+    public static String deviceTopic(String prefix, String runId, int index) {
+        return prefix + "/" + runId + "/" + index;
     }
 
     private static void requireClients(int clients) {

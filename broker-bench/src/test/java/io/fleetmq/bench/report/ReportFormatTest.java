@@ -54,4 +54,29 @@ class ReportFormatTest {
         assertTrue(json.contains("\"connect_failed\":2,"), json);
         assertTrue(json.contains("CONNACK refused: \\\"server unavailable\\\" (0x88)"), json);
     }
+
+    @Test
+    void aSoakRunListsOneLinePerIntervalAfterTheTableAndInTheJson() {
+        BenchReport base = Reports.completedFanOut();
+        BenchReport soak = Reports.withSeries(base);
+        String table = ReportTable.render(soak);
+        int errors = table.indexOf("errors: none");
+        int series = table.indexOf("time series, every 30.0 s of the measured window");
+        assertTrue(errors > 0 && series > errors, "the series comes after the main table\n" + table);
+        assertTrue(table.contains("     end    published/s    delivered/s        p50        p99   broker heap        direct"
+                + "    broker RSS\n"), table);
+        assertTrue(table.contains("  30.0 s          1,000         99,500     812 µs    9.50 ms     512.0 MiB      16.0 MiB"
+                + "      1.00 GiB\n"), table);
+        assertTrue(table.contains("  45.0 s            500         49,000          -          -           n/a           n/a"
+                + "           n/a\n"), table);
+        String json = JsonReport.line(soak);
+        assertTrue(json.endsWith(",\"series\":[{\"t_s\":30.0,\"interval_s\":30.0,\"published_per_s\":1000.0,"
+                + "\"delivered_per_s\":99500.0,\"p50_us\":812.0,\"p99_us\":9500.0,\"samples\":2985000,"
+                + "\"broker_heap_bytes\":536870912,\"broker_direct_bytes\":16777216,\"broker_rss_bytes\":1073741824},"
+                + "{\"t_s\":45.0,\"interval_s\":15.0,\"published_per_s\":500.0,\"delivered_per_s\":49000.0,"
+                + "\"p50_us\":null,\"p99_us\":null,\"samples\":0,\"broker_heap_bytes\":null,"
+                + "\"broker_direct_bytes\":null,\"broker_rss_bytes\":null}]}"), json);
+        assertFalse(JsonReport.line(base).contains("series"), "no series field without --report-every");
+        assertFalse(ReportTable.render(base).contains("time series"));
+    }
 }

@@ -85,6 +85,15 @@ public final class MosquittoProcess implements AutoCloseable {
         return port;
     }
 
+    /** For {@code --broker-pid} and {@code --kill-pid}: the broker process itself, not a wrapper. */
+    public long pid() {
+        return process.pid();
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
     public String log() throws IOException {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
