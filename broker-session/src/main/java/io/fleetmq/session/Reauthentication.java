@@ -58,7 +58,14 @@ final class Reauthentication {
     /** A connection was accepted with {@code connect}; an exchange of an earlier one is dropped. */
     void connected(ClientConnection conn, Packet.Connect connect) {
         this.conn = conn;
-        this.connect = connect;
+        // Kept only where re-authentication is possible (an Authentication Method), and without the
+        // password, will and first authentication data: nothing a re-authentication uses, and no
+        // reason to hold a secret in memory for the life of the connection.
+        this.connect = connect.authenticationMethod() == null ? null : new Packet.Connect(connect.version(),
+                connect.clientId(), connect.cleanStart(), connect.keepAliveSeconds(), connect.username(), null, null,
+                connect.sessionExpirySeconds(), connect.receiveMaximum(), connect.maximumPacketSize(),
+                connect.topicAliasMaximum(), connect.requestResponseInformation(), connect.requestProblemInformation(),
+                connect.authenticationMethod(), connect.userProperties(), null);
         this.exchange = null;
         this.running = false;
     }

@@ -320,7 +320,17 @@ public record BrokerConfig(
                 positive(s, "kafka.request-timeout"),
                 minInsync,
                 s.integer("mqtt.max-packet-size", 16, 268_435_455),
-                kafkaClientSecurity(s));
+                kafkaClientSecurity(s),
+                compressionType(s));
+    }
+
+    private static String compressionType(Settings s) {
+        String raw = s.string("kafka.compression-type").trim().toLowerCase(java.util.Locale.ROOT);
+        if (!KafkaSettings.COMPRESSION_TYPES.contains(raw)) {
+            throw s.invalid("kafka.compression-type", s.string("kafka.compression-type"),
+                    "must be one of " + String.join(", ", KafkaSettings.COMPRESSION_TYPES));
+        }
+        return raw;
     }
 
     /**

@@ -37,6 +37,11 @@ final class CredentialCache {
     private final byte[] key = new byte[32];
     private final Map<Pair, Candidates> candidates = new ConcurrentHashMap<>();
     private final Map<String, Long> verified = new ConcurrentHashMap<>();
+    /**
+     * One instance of each credential read: a fleet sharing a credential (one user name, many client
+     * IDs) holds one copy of it and its rules in the cache, not one per device.
+     */
+    private final Map<Credential, Credential> shared = new ConcurrentHashMap<>();
 
     CredentialCache(java.time.Duration ttl, LongSupplier nanoClock) {
         this.ttlNanos = ttl.toNanos();
@@ -56,8 +61,14 @@ final class CredentialCache {
         }
         if (candidates.size() >= MAX_ENTRIES) {
             candidates.clear();
+            shared.clear();
         }
-        candidates.put(new Pair(username, clientId), new Candidates(List.copyOf(read), nanoClock.getAsLong() + ttlNanos));
+        List<Credential> one = new java.util.ArrayList<>(read.size());
+        for (Credential c : read) {
+            Credential known = shared.putIfAbsent(c, c);
+            one.add(known == null ? c : known);
+        }
+        candidates.put(new Pair(username, clientId), new Candidates(List.copyOf(one), nanoClock.getAsLong() + ttlNanos));
     }
 
     /** Whether {@code password} matched {@code c}'s current hash within the TTL. */
@@ -86,11 +97,13 @@ final class CredentialCache {
                 || e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
         String prefix = credentialId + ":";
         verified.keySet().removeIf(k -> k.startsWith(prefix));
+        shared.keySet().removeIf(c -> c.id().equals(credentialId));
     }
 
     void clear() {
         candidates.clear();
         verified.clear();
+        shared.clear();
     }
 
 

@@ -187,6 +187,22 @@ class BrokerConfigTest {
     }
 
     @Test
+    void compressionIsLz4TowardsAnExternalKafkaNoneTowardsTheEmbeddedOneAndOneOfTheSafeCodecsWhenSet() {
+        assertEquals("auto", config().kafka().compressionType());
+        assertEquals("lz4", config().kafka().producerCompression());
+        assertEquals("none", config().kafka().withCompressionForEmbedded().producerCompression());
+        env.put("KAFKA_COMPRESSION_TYPE", "ZSTD");
+        assertEquals("zstd", config().kafka().producerCompression());
+        assertEquals("zstd", config().kafka().withCompressionForEmbedded().producerCompression(),
+                "a chosen codec is kept for the embedded Kafka too");
+        env.put("KAFKA_COMPRESSION_TYPE", "snappy");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertEquals(1, e.getMessage().lines().count());
+        assertTrue(e.getMessage().startsWith("setting kafka.compression-type (KAFKA_COMPRESSION_TYPE): 'snappy'"),
+                e.getMessage());
+    }
+
+    @Test
     void kafkaRecordsAreSizedFromTheMaximumPacketSize() {
         assertEquals(1_048_576, config().kafka().maxPacketSize());
         env.put("MQTT_MAX_PACKET_SIZE", "2097152");
