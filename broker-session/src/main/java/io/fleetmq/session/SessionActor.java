@@ -466,7 +466,7 @@ public final class SessionActor {
         lifetime.cancelTimers();
         expiryDue = false;
         if (!sessionPresent) {
-            clearSessionState();
+            clearSessionState(true); // what an earlier session of the client ID left in Redis
         } else if (subscriptions.isEmpty()) {
             subscriptions.adopt();
         }
@@ -635,7 +635,10 @@ public final class SessionActor {
     }
 
     private void endSession() {
-        clearSessionState();
+        // A session that never persisted (expiry 0 on every connection) has nothing in Redis: its start
+        // cleared what an earlier session left, and neither a DEVICE queue entry nor a QoS 2 receipt
+        // is written for it since. Not asking saves two Redis commands per short-lived connection.
+        clearSessionState(queuing);
         lifetime.ended();
         // A CONNECT queued meanwhile starts the next session with this actor, and the connect
         // sequence numbers a new session's connections from 1 again: nothing of this one's stays.
@@ -656,10 +659,13 @@ public final class SessionActor {
         }
     }
 
-    private void clearSessionState() {
-        deviceQueue.deleteQueue();
+    /** @param inRedis whether the session may have a DEVICE queue or QoS 2 receipts in Redis to delete */
+    private void clearSessionState(boolean inRedis) {
+        if (inRedis) {
+            deviceQueue.deleteQueue();
+        }
         subscriptions.ended();
-        inboundQos2.ended();
+        inboundQos2.ended(inRedis);
         // Entries of the DEVICE queue are counted as the queue is deleted; the rest only this session held.
         services.drops().count(MessageDrops.Reason.SESSION_ENDED, outbound.clear(DeviceQueueReader::isEntry));
     }

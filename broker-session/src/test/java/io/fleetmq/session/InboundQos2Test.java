@@ -103,7 +103,7 @@ class InboundQos2Test {
         InboundQos2 q = session("c3");
         q.storing(1);
         q.settled(1, true, 300).get(10, TimeUnit.SECONDS);
-        q.ended();
+        q.ended(true);
         assertFalse(q.isResend(1, true));
         InboundQos2 next = session("c3");
         assertTrue(resume(next));
