@@ -399,10 +399,9 @@ public final class BrokerNode implements AutoCloseable {
     }
 
     private static KafkaSettings withBootstrap(KafkaSettings k, String bootstrap) {
-        // The embedded Kafka runs in this JVM: compressing records for it only costs CPU.
         return new KafkaSettings(bootstrap, k.topicPrefix(), k.publishPartitions(), k.sessionEventPartitions(),
                 k.devicePersistedPartitions(), k.replicationFactor(), k.requestTimeout(), k.minInsyncReplicas(),
-                k.maxPacketSize(), java.util.Map.of(), k.compressionType()).withCompressionForEmbedded();
+                k.maxPacketSize(), java.util.Map.of(), k.compressionType());
     }
 
     /**

@@ -69,7 +69,7 @@ public final class KafkaClients {
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
         props.put(ProducerConfig.LINGER_MS_CONFIG, 1);
-        props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, settings.producerCompression());
+        props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, settings.compressionType());
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(
                 settings.requestTimeout().toMillis() * 2, 10_000));
         props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) settings.requestTimeout().toMillis());

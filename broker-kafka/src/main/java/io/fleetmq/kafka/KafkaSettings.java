@@ -24,10 +24,9 @@ import java.util.Objects;
  * @param maxPacketSize         {@code mqtt.max-packet-size}: sizes records, see {@link RecordLimits}
  * @param clientSecurity        Kafka client properties for TLS and SASL ({@code security.protocol},
  *                              {@code sasl.*}, {@code ssl.*}), given to every client of the node
- * @param compressionType       the producers' {@code compression.type}: {@code none}, {@code gzip},
- *                              {@code lz4}, {@code zstd}, or {@code auto} (see {@link #producerCompression()});
- *                              not snappy, which can grow incompressible data by a sixth, more than
- *                              {@link RecordLimits} allows for
+ * @param compressionType       the producers' {@code compression.type}: {@code lz4} (the default),
+ *                              {@code zstd}, {@code gzip} or {@code none}; not snappy, which can grow
+ *                              incompressible data by a sixth, more than {@link RecordLimits} allows for
  */
 public record KafkaSettings(
         String bootstrapServers,
@@ -44,15 +43,15 @@ public record KafkaSettings(
 
     /** The values {@link #compressionType()} may take. */
     public static final java.util.List<String> COMPRESSION_TYPES =
-            java.util.List.of("auto", "none", "lz4", "zstd", "gzip");
+            java.util.List.of("lz4", "zstd", "gzip", "none");
 
-    /** With {@code auto} compression. */
+    /** With {@code lz4} compression. */
     public KafkaSettings(String bootstrapServers, String topicPrefix, int publishPartitions,
             int sessionEventPartitions, int devicePersistedPartitions, short replicationFactor,
             Duration requestTimeout, int minInsyncReplicas, int maxPacketSize,
             java.util.Map<String, String> clientSecurity) {
         this(bootstrapServers, topicPrefix, publishPartitions, sessionEventPartitions, devicePersistedPartitions,
-                replicationFactor, requestTimeout, minInsyncReplicas, maxPacketSize, clientSecurity, "auto");
+                replicationFactor, requestTimeout, minInsyncReplicas, maxPacketSize, clientSecurity, "lz4");
     }
 
     /** Without client security settings (plaintext, no authentication). */
@@ -73,7 +72,7 @@ public record KafkaSettings(
 
     public KafkaSettings {
         clientSecurity = clientSecurity == null ? java.util.Map.of() : java.util.Map.copyOf(clientSecurity);
-        compressionType = compressionType == null ? "auto" : compressionType;
+        compressionType = compressionType == null ? "lz4" : compressionType;
         if (!COMPRESSION_TYPES.contains(compressionType)) {
             throw new IllegalArgumentException("compression type must be one of " + COMPRESSION_TYPES);
         }
@@ -92,23 +91,6 @@ public record KafkaSettings(
         if (maxPacketSize < 1) {
             throw new IllegalArgumentException("maximum packet size must be positive");
         }
-    }
-
-    /**
-     * The producers' {@code compression.type}. {@code auto} is {@code lz4}: cheap to compress and
-     * to decompress, and it cuts the bytes between the nodes and Kafka several times for typical
-     * payloads. An embedded Kafka in the node's own JVM gets {@code none} instead (see
-     * {@link #withCompressionForEmbedded()}): there is no network to save, only CPU to spend.
-     */
-    public String producerCompression() {
-        return compressionType.equals("auto") ? "lz4" : compressionType;
-    }
-
-    /** These settings for a Kafka running in the node's own JVM: {@code auto} compression becomes {@code none}. */
-    public KafkaSettings withCompressionForEmbedded() {
-        return compressionType.equals("auto") ? new KafkaSettings(bootstrapServers, topicPrefix, publishPartitions,
-                sessionEventPartitions, devicePersistedPartitions, replicationFactor, requestTimeout, minInsyncReplicas,
-                maxPacketSize, clientSecurity, "none") : this;
     }
 
     /** How large the broker's records may be, from {@link #maxPacketSize()}. */

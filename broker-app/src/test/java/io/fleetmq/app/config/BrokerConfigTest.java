@@ -187,14 +187,12 @@ class BrokerConfigTest {
     }
 
     @Test
-    void compressionIsLz4TowardsAnExternalKafkaNoneTowardsTheEmbeddedOneAndOneOfTheSafeCodecsWhenSet() {
-        assertEquals("auto", config().kafka().compressionType());
-        assertEquals("lz4", config().kafka().producerCompression());
-        assertEquals("none", config().kafka().withCompressionForEmbedded().producerCompression());
+    void compressionIsLz4UnlessOneOfTheSafeCodecsIsChosen() {
+        assertEquals("lz4", config().kafka().compressionType());
         env.put("KAFKA_COMPRESSION_TYPE", "ZSTD");
-        assertEquals("zstd", config().kafka().producerCompression());
-        assertEquals("zstd", config().kafka().withCompressionForEmbedded().producerCompression(),
-                "a chosen codec is kept for the embedded Kafka too");
+        assertEquals("zstd", config().kafka().compressionType());
+        env.put("KAFKA_COMPRESSION_TYPE", "none");
+        assertEquals("none", config().kafka().compressionType());
         env.put("KAFKA_COMPRESSION_TYPE", "snappy");
         ConfigException e = assertThrows(ConfigException.class, this::config);
         assertEquals(1, e.getMessage().lines().count());
