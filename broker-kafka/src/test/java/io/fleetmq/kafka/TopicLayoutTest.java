@@ -82,9 +82,24 @@ class TopicLayoutTest {
         assertTrue(e.getMessage().contains(topics.sessions() + " has cleanup.policy=delete"), e.getMessage());
     }
 
+    /**
+     * The topic's effective value of {@code key}. A topic just created may be unknown to the Kafka
+     * broker's metadata for a moment (KRaft applies it asynchronously): asked again until known.
+     */
     private String config(String topic, String key) throws Exception {
         ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        return admin.describeConfigs(List.of(r)).all().get().get(r).get(key).value();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            try {
+                return admin.describeConfigs(List.of(r)).all().get().get(r).get(key).value();
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                        || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(50); // polling a condition: the topic's metadata reaching the broker
+            }
+        }
     }
 
     @Test
