@@ -85,6 +85,8 @@ final class ConnectWaits {
     private final java.util.function.BooleanSupplier draining;
     /** By request ID, in arrival order. */
     private final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
+    /** Where each CONNECT put to the connect sequence is on its way, for the log of one left unanswered. */
+    private final java.util.Map<String, String> progress = new java.util.HashMap<>();
 
     /**
      * @param tell              runs a task in a later turn of the session's mailbox
@@ -317,9 +319,13 @@ final class ConnectWaits {
         if (!pending.containsKey(event.requestId())) {
             return; // timed out or refused meanwhile
         }
+        progress.put(event.requestId(), "its session event not stored yet");
         services.cluster().event(event).whenComplete((m, e) -> {
             if (e != null) {
                 tell.accept(() -> unanswered(event.requestId()));
+            } else {
+                tell.accept(() -> progress.computeIfPresent(event.requestId(),
+                        (id, was) -> "its session event stored at " + m + ", no answer from the connect sequence"));
             }
         });
     }
@@ -331,9 +337,12 @@ final class ConnectWaits {
             return;
         }
         p.timeout().cancel(false);
+        String stage = progress.remove(requestId);
         if (LOG_LIMIT.allow()) {
-            log.warn("{}: CONNECT not decided within {}; refused with server unavailable{}", ClientText.of(clientId),
-                    services.cluster().connectTimeout(), LOG_LIMIT.suppressedNote());
+            log.warn("{}: CONNECT not decided within {} ({}); refused with server unavailable{}",
+                    ClientText.of(clientId), services.cluster().connectTimeout(),
+                    p.verdict() == null ? "not authenticated yet" : stage == null ? "authenticated, not asked yet" : stage,
+                    LOG_LIMIT.suppressedNote());
         }
         p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE, "cluster did not answer in time"));
         refused.run();
@@ -353,6 +362,7 @@ final class ConnectWaits {
     }
 
     private void answered(NodeCommand.ConnectAccepted answer) {
+        progress.remove(answer.requestId());
         Pending p = pending.remove(answer.requestId());
         if (p == null) {
             // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
@@ -380,6 +390,7 @@ final class ConnectWaits {
 
     /** Every waiting CONNECT is refused with {@code code} (3.1.1: 3 Server unavailable). */
     void refuseAll(ReasonCode code, String reason) {
+        progress.clear();
         for (String requestId : List.copyOf(pending.keySet())) {
             Pending p = pending.remove(requestId);
             p.timeout().cancel(false);
