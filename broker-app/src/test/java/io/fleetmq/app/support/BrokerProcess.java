@@ -44,8 +44,10 @@ public final class BrokerProcess implements AutoCloseable {
         command.add("-jar");
         command.add(jar().toString());
         command.addAll(List.of(args));
-        Path out = Files.createTempFile(workDir, "stdout", ".log");
-        Path err = Files.createTempFile(workDir, "stderr", ".log");
+        Path logs = logDir(workDir);
+        String name = env.getOrDefault("BROKER_NODE_ID", "node") + "-";
+        Path out = Files.createTempFile(logs, name, ".out.log");
+        Path err = Files.createTempFile(logs, name, ".err.log");
         ProcessBuilder builder = new ProcessBuilder(command)
                 .directory(workDir.toFile())
                 .redirectOutput(out.toFile())
@@ -56,6 +58,18 @@ public final class BrokerProcess implements AutoCloseable {
                 || k.startsWith("EMBEDDED_") || k.equals("HTTP_PORT") || k.equals("BIND_ADDRESS"));
         builder.environment().putAll(env);
         return new BrokerProcess(builder.start(), out, err);
+    }
+
+    /**
+     * Where a node's output goes: the build's {@code node-logs} directory when failsafe names it
+     * (so a failed run's logs outlive the test's temporary directory), else {@code workDir}.
+     */
+    private static Path logDir(Path workDir) throws IOException {
+        String dir = System.getProperty("fleetmq.node-logs");
+        if (dir == null) {
+            return workDir;
+        }
+        return Files.createDirectories(Path.of(dir));
     }
 
     public String stdout() {
