@@ -121,6 +121,8 @@ public final class GroupConsumer<T> implements AutoCloseable {
     private final String topic;
     private final String role;
     private final String groupId;
+    /** While a dependency is away a batch is read again every few hundred milliseconds: a line now and then. */
+    private final io.fleetmq.core.log.LogLimit rereadLog = new io.fleetmq.core.log.LogLimit(1, Duration.ofSeconds(30));
     private final Decoder<T> decoder;
     private final Handler<T> handler;
     private final Hooks hooks;
@@ -276,7 +278,10 @@ public final class GroupConsumer<T> implements AutoCloseable {
                 }
                 if (!workDone()) {
                     // What the handler started did not complete: read the batch again.
-                    log.warn("{}: work of a batch did not complete; reading it again", role);
+                    if (rereadLog.allow()) {
+                        log.warn("{}: work of a batch did not complete; reading it again{}", role,
+                                rereadLog.suppressedNote());
+                    }
                     firsts.forEach(consumer::seek);
                     continue;
                 }

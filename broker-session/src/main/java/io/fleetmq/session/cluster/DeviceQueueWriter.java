@@ -47,6 +47,8 @@ public final class DeviceQueueWriter {
     static final int CHUNK_MESSAGES = 128;
     static final long CHUNK_BYTES = 4L << 20;
 
+    /** While Redis is away every batch fails, twice a second: a line now and then. */
+    private final io.fleetmq.core.log.LogLimit failureLog = new io.fleetmq.core.log.LogLimit(1, Duration.ofSeconds(30));
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Downlink>> batch = new LinkedHashMap<>();
@@ -135,8 +137,9 @@ public final class DeviceQueueWriter {
             try {
                 f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException | TimeoutException e) {
-                if (ok) {
-                    log.warn("DEVICE queue writes failed; the batch is written again: {}", e.toString());
+                if (ok && failureLog.allow()) {
+                    log.warn("DEVICE queue writes failed; the batch is written again: {}{}", e.toString(),
+                            failureLog.suppressedNote());
                 }
                 ok = false;
             } catch (InterruptedException e) {
