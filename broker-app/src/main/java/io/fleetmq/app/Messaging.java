@@ -258,7 +258,7 @@ final class Messaging implements AutoCloseable {
         timers.scheduleWithFixedDelay(sweeper::sweep, sweepEvery, sweepEvery, java.util.concurrent.TimeUnit.MILLISECONDS);
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
-                topics, drops, requestTimeout);
+                topics, drops, requestTimeout, nodeId, this::command);
         devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()

@@ -108,6 +108,7 @@ public final class DeviceQueues {
             end
             return out
             """;
+    private static final LuaScript APPEND_SCRIPT = new LuaScript(APPEND);
 
     private static final String READ = """
             local seqs = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
@@ -119,6 +120,7 @@ public final class DeviceQueues {
             end
             return out
             """;
+    private static final LuaScript READ_SCRIPT = new LuaScript(READ);
 
     private static final String REMOVE = """
             redis.call('ZREM', KEYS[1], ARGV[1])
@@ -127,6 +129,7 @@ public final class DeviceQueues {
             redis.call('HDEL', KEYS[3], 't' .. ARGV[1])
             return 1
             """;
+    private static final LuaScript REMOVE_SCRIPT = new LuaScript(REMOVE);
 
     /*
      * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
@@ -152,6 +155,7 @@ public final class DeviceQueues {
             if kept == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]) end
             return n
             """;
+    private static final LuaScript DELETE_SCRIPT = new LuaScript(DELETE);
 
     private static final String PACKET_ID = """
             if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
@@ -161,6 +165,7 @@ public final class DeviceQueues {
             end
             return 0
             """;
+    private static final LuaScript PACKET_ID_SCRIPT = new LuaScript(PACKET_ID);
 
     /**
      * One queued message; {@code packetId} is 0 if it was never sent, the identifier it was sent
@@ -290,7 +295,8 @@ public final class DeviceQueues {
             args[a++] = bytes(Long.toString(item.sourceOffset()));
             args[a++] = item.value();
         }
-        return counted("append", commands().<List<Object>>eval(APPEND, ScriptOutputType.MULTI, keys(clientId), args)
+        return counted("append", APPEND_SCRIPT
+                .<List<Object>>run(commands(), ScriptOutputType.MULTI, keys(clientId), args)
                 .thenApply(r -> {
                     List<Appended> out = new ArrayList<>(r.size() / 2);
                     for (int i = 0; i + 1 < r.size(); i += 2) {
@@ -310,7 +316,7 @@ public final class DeviceQueues {
     }
 
     private CompletionStage<List<Entry>> readNow(String clientId, long afterSeq, int max) {
-        return commands().<List<Object>>eval(READ, ScriptOutputType.MULTI, keys(clientId),
+        return READ_SCRIPT.<List<Object>>run(commands(), ScriptOutputType.MULTI, keys(clientId),
                 bytes(Long.toString(afterSeq)), bytes(Integer.toString(max)))
                 .thenApply(r -> {
                     List<Entry> entries = new ArrayList<>(r.size() / 3);
@@ -324,8 +330,8 @@ public final class DeviceQueues {
 
     /** Removes an entry: acknowledged by the client, or expired. Retried until Redis takes it. */
     public CompletionStage<Void> remove(String clientId, long seq) {
-        return lanes.submit(clientId, ClientLanes.Op.REMOVE, seq, () -> commands()
-                .<Long>eval(REMOVE, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)))
+        return lanes.submit(clientId, ClientLanes.Op.REMOVE, seq, () -> REMOVE_SCRIPT
+                .<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)))
                 .thenApply(r -> (Void) null));
     }
 
@@ -334,8 +340,8 @@ public final class DeviceQueues {
      * negative once PUBREC came for it (see {@link Entry}).
      */
     public CompletionStage<Void> sentWith(String clientId, long seq, int packetId) {
-        return lanes.submit(clientId, ClientLanes.Op.SENT_WITH, seq, () -> commands()
-                .<Long>eval(PACKET_ID, ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
+        return lanes.submit(clientId, ClientLanes.Op.SENT_WITH, seq, () -> PACKET_ID_SCRIPT
+                .<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
                         bytes(Integer.toString(packetId)), bytes(Long.toString(ttl.toMillis())))
                 .thenApply(r -> (Void) null));
     }
@@ -352,7 +358,7 @@ public final class DeviceQueues {
         // a clean start's new session may have had entries queued by then.
         byte[] cutoff = bytes(Long.toString(clock.getAsLong()));
         return lanes.submit(clientId, ClientLanes.Op.DELETE, 0,
-                () -> commands().<Long>eval(DELETE, ScriptOutputType.INTEGER, keys(clientId), cutoff));
+                () -> DELETE_SCRIPT.<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), cutoff));
     }
 
     /** Messages queued for the client. */

@@ -31,11 +31,13 @@ public final class Qos2Receipts {
             redis.call('PEXPIRE', KEYS[1], ARGV[2])
             return 1
             """;
+    private static final LuaScript ADD_SCRIPT = new LuaScript(ADD);
 
     private static final String TOUCH = """
             if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
             return 1
             """;
+    private static final LuaScript TOUCH_SCRIPT = new LuaScript(TOUCH);
 
     private final RedisClusterAsyncCommands<String, byte[]> commands;
     private final String prefix;
@@ -47,7 +49,7 @@ public final class Qos2Receipts {
 
     /** Remembers {@code packetId} as received and stored; the record lives as long as the session may. */
     public CompletionStage<Void> add(String clientId, int packetId, Duration sessionExpiry) {
-        return commands.<Long>eval(ADD, ScriptOutputType.INTEGER, new String[] {key(clientId)},
+        return ADD_SCRIPT.<Long>run(commands, ScriptOutputType.INTEGER, new String[] {key(clientId)},
                         bytes(Integer.toString(packetId)), bytes(Long.toString(ttlMillis(sessionExpiry))))
                 .thenApply(r -> null);
     }
@@ -70,7 +72,7 @@ public final class Qos2Receipts {
 
     /** The connection ended: the session expiry (perhaps changed by DISCONNECT) counts from now. */
     public CompletionStage<Void> touch(String clientId, Duration sessionExpiry) {
-        return commands.<Long>eval(TOUCH, ScriptOutputType.INTEGER, new String[] {key(clientId)},
+        return TOUCH_SCRIPT.<Long>run(commands, ScriptOutputType.INTEGER, new String[] {key(clientId)},
                 bytes(Long.toString(ttlMillis(sessionExpiry)))).thenApply(r -> null);
     }
 

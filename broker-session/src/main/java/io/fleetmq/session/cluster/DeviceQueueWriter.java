@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,8 @@ public final class DeviceQueueWriter {
     private final BrokerTopics topics;
     private final MessageDrops drops;
     private final Duration timeout;
+    private final String nodeId;
+    private final Consumer<NodeCommand> localCommands;
     /** Most messages, and bytes, in one append script. */
     static final int CHUNK_MESSAGES = 128;
     static final long CHUNK_BYTES = 4L << 20;
@@ -53,8 +56,15 @@ public final class DeviceQueueWriter {
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Downlink>> batch = new LinkedHashMap<>();
 
+    /**
+     * @param nodeId        this node: a client connected here is told directly, not through Kafka
+     * @param localCommands where a command for a session of this node goes (as from its node topic)
+     */
     public DeviceQueueWriter(DeviceQueues queues, SessionDirectory directory, Membership membership,
-            ClusterProducer producer, BrokerTopics topics, MessageDrops drops, Duration timeout) {
+            ClusterProducer producer, BrokerTopics topics, MessageDrops drops, Duration timeout, String nodeId,
+            Consumer<NodeCommand> localCommands) {
+        this.nodeId = nodeId;
+        this.localCommands = localCommands;
         this.queues = queues;
         this.directory = directory;
         this.membership = membership;
@@ -119,11 +129,20 @@ public final class DeviceQueueWriter {
         });
     }
 
-    /** The node holding the connected session learns of the new entry at once. */
+    /**
+     * The node holding the connected session learns of the new entry at once: this node directly,
+     * another through its node topic. The notice only saves a read: the entry is in Redis before it,
+     * and a session that misses it (not connected yet, connected elsewhere by now) reads its queue
+     * when it connects, or at the next notice that does not follow on from what it has.
+     */
     private CompletableFuture<?> tell(String clientId, long seq, Downlink d) {
         SessionState state = directory.get(clientId).orElse(null);
         if (state == null || !state.connected() || !membership.isAlive(state.nodeId(), state.nodeIncarnation())) {
             return CompletableFuture.completedFuture(null); // it reads its queue when it connects
+        }
+        if (state.nodeId().equals(nodeId) && state.nodeIncarnation() == membership.incarnation()) {
+            localCommands.accept(new NodeCommand.Queued(clientId, seq, d));
+            return CompletableFuture.completedFuture(null);
         }
         return producer.send(topics.node(state.nodeId()), clientId,
                 ClusterCodec.encode(new NodeCommand.Queued(clientId, seq, d)));
