@@ -100,6 +100,27 @@ class DeviceQueuesTest {
     }
 
     @Test
+    void aCallOfManyMessagesStoresThemAllInOrder() {
+        // More messages than the script hands Redis in one command (100 per command).
+        DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 1000, Duration.ofMinutes(10));
+        String c = "dev-many";
+        List<DeviceQueues.Item> items = new java.util.ArrayList<>();
+        List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 250; i++) {
+            items.add(new DeviceQueues.Item(i % 3, 100 + i, b("m" + i)));
+            expected.add("m" + i);
+        }
+        List<DeviceQueues.Appended> r = await(big.appendAll(c, items));
+        assertEquals(250, r.stream().filter(a -> !a.duplicate()).count());
+        for (int i = 1; i < r.size(); i++) {
+            assertEquals(r.get(i - 1).seq() + 1, r.get(i).seq(), "consecutive sequence numbers");
+        }
+        assertEquals(expected, texts(await(big.read(c, 0, 1000))));
+        assertTrue(await(big.appendAll(c, items)).stream().allMatch(DeviceQueues.Appended::duplicate),
+                "the same call again queues nothing");
+    }
+
+    @Test
     void aPositionOlderThanTheWindowIsTakenAsQueued() {
         DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
                 Duration.ofMinutes(10));
