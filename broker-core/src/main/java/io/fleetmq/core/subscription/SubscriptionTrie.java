@@ -209,18 +209,43 @@ public final class SubscriptionTrie {
         }
         Map<String, Subscription> directHere = node.direct;
         if (directHere != null) {
-            direct.addAll(directHere.values());
+            addDistinct(directHere, direct);
         }
         Map<String, ConcurrentHashMap<String, Subscription>> sharedHere = node.shared;
         if (sharedHere != null) {
             for (Map.Entry<String, ConcurrentHashMap<String, Subscription>> group : sharedHere.entrySet()) {
-                List<Subscription> members = List.copyOf(group.getValue().values());
+                List<Subscription> members = new ArrayList<>(2);
+                addDistinct(group.getValue(), members);
                 if (!members.isEmpty()) { // its last member may just have left
                     // All members of a node's group share the filter; any of them can name it.
                     shared.put(new SharedGroupKey(group.getKey(), members.get(0).topicFilter()), members);
                 }
             }
         }
+    }
+
+    /**
+     * Adds the subscriptions of one node's map (by client ID) to {@code into}, each client once. A
+     * {@link ConcurrentHashMap} iteration can return a key twice when a writer removes it and puts
+     * it back meanwhile while the table grows (a client unsubscribing and subscribing again, as a
+     * reconnecting clean session does); the client would then get the message twice. Checked only
+     * when the map gave two or more, so the common node of one subscriber costs nothing more.
+     */
+    private static void addDistinct(Map<String, Subscription> byClientId, List<Subscription> into) {
+        int from = into.size();
+        into.addAll(byClientId.values());
+        if (into.size() - from < 2) {
+            return;
+        }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        int kept = from;
+        for (int i = from; i < into.size(); i++) {
+            Subscription s = into.get(i);
+            if (seen.add(s.clientId())) {
+                into.set(kept++, s);
+            }
+        }
+        into.subList(kept, into.size()).clear();
     }
 
     /** What makes a subscription unique within one client's session. */
