@@ -156,7 +156,9 @@ public final class ConnectSequencer {
             inFlight.clear();
             return false; // a fenced node commits nothing: what it skipped is decided by the next owner
         }
-        producer.flush();
+        // Waits for this sequence's own writes only: the producer is shared with the routing and the
+        // DEVICE queue notices, and a flush of it would hold every CONNECT's answer behind their traffic
+        // (and behind any record of theirs that waits for a partition leader).
         boolean ok = true;
         for (CompletableFuture<?> f : inFlight) {
             try {
