@@ -365,6 +365,12 @@ final class ConnectWaits {
         progress.remove(answer.requestId());
         Pending p = pending.remove(answer.requestId());
         if (p == null) {
+            if (answer.epoch() == epoch.getAsLong()) {
+                // The answer repeated (the sequence read its events again after a failed write, or a
+                // new owner of the partition did): that is the connection this session has now, and
+                // a Disconnected event for its epoch would end it.
+                return;
+            }
             // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
             SessionEvent.Disconnected gone = new SessionEvent.Disconnected(clientId, answer.epoch(),
                     services.cluster().session(clientId).map(SessionState::sessionExpirySeconds).orElse(0L),

@@ -78,6 +78,27 @@ class ConnectWaitTest {
     }
 
     @Test
+    void aRepeatedAnswerLeavesTheConnectionItAcceptedAlone() {
+        SessionHarness h = new SessionHarness();
+        RecordingConnection c = h.connect(CLIENT, true, 0, 10);
+        io.fleetmq.core.cluster.SessionEvent.Connect connect = h.sequence.events.stream()
+                .filter(e -> e instanceof io.fleetmq.core.cluster.SessionEvent.Connect)
+                .map(e -> (io.fleetmq.core.cluster.SessionEvent.Connect) e).findFirst().orElseThrow();
+        int before = h.sequence.events.size();
+
+        // The sequence read its events again (after a failed write, or as the partition's new owner).
+        h.sequence.registry.command(new io.fleetmq.core.cluster.NodeCommand.ConnectAccepted(connect.requestId(),
+                CLIENT, 1, false, false));
+        h.actors.runAll();
+
+        assertEquals(List.of(), h.sequence.events.subList(before, h.sequence.events.size()),
+                "no Disconnected event for the live connection");
+        assertTrue(!c.closed, "still connected");
+        assertEquals(1, c.written(Packet.ConnAck.class).size());
+        assertTrue(h.sequence.sessions.get(CLIENT).connected());
+    }
+
+    @Test
     void aSecondConnectionTakesTheSessionOverWith0x8e() {
         SessionHarness h = new SessionHarness();
         RecordingConnection first = h.connect(CLIENT, true, 3600, 10);

@@ -198,7 +198,15 @@ public final class ConnectSequencer {
         long now = clock.getAsLong();
         SessionState cur = directory.get(c.clientId()).orElse(null);
         if (cur != null && cur.requestId().equals(c.requestId())) {
-            return; // decided before this node took the partition over; the answer went out then
+            // Decided before: this batch is read again after a write failed, or this node took the
+            // partition over before its previous owner committed it. The answer may be the write that
+            // failed, so it goes out again; the session takes a repeated answer for its connection as
+            // the same one. A session's epochs start at 1, so a later epoch means it was resumed.
+            if (cur.connected() && cur.nodeId().equals(c.nodeId()) && cur.nodeIncarnation() == c.nodeIncarnation()) {
+                command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), cur.epoch(),
+                        !c.cleanStart() && cur.epoch() > 1, cur.queuing()));
+            }
+            return;
         }
         if (cur != null && !cur.connected() && cur.expiresAtMillis() <= now) {
             cur = null; // expired; its timer has not caught up yet
