@@ -42,7 +42,11 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>The outage durations are the scenario; everything else waits on conditions. The test prints
  * how long DEVICE delivery took to resume after Redis came back (docs/operations.md quotes it).
+ *
+ * <p>Runs beside the other test classes (it has its own PostgreSQL and Redis, and spends its three
+ * minutes mostly waiting out the outages).
  */
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT)
 class DependencyOutageIT {
 
     private static final Duration WAIT = Duration.ofSeconds(120);
