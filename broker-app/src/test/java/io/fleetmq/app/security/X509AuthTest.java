@@ -2,7 +2,6 @@ package io.fleetmq.app.security;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -113,9 +112,16 @@ class X509AuthTest {
             return this;
         }
 
+        /**
+         * No CONNACK, the server ended the connection in the handshake: its alert (SSLException), or,
+         * with TLS 1.3, where the server judges the client's certificate after the client finished,
+         * a reset or broken pipe when the client's CONNECT meets the connection the server closed
+         * before the alert was read.
+         */
         void expectHandshakeFailure() {
-            assertInstanceOf(SSLException.class, tlsFailure,
-                    () -> "expected the TLS handshake to fail, got CONNACK " + code + " / " + tlsFailure);
+            assertEquals(-1, code, () -> "expected the TLS handshake to fail, got CONNACK " + code);
+            assertTrue(tlsFailure instanceof SSLException || tlsFailure instanceof java.net.SocketException,
+                    () -> "expected the TLS handshake to fail, got " + tlsFailure);
         }
 
         @Override

@@ -1,7 +1,7 @@
 package io.fleetmq.app.security;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.hivemq.client.mqtt.MqttClientSslConfig;
@@ -108,7 +108,11 @@ class X509RequiredTest {
     @Test
     @DisplayName("client-auth required: a client without certificate fails the TLS handshake, one with a valid certificate connects")
     void aClientWithoutCertificateFailsTheHandshake() throws Exception {
-        assertInstanceOf(SSLException.class, connect(null));
+        // The server's alert, or (TLS 1.3 judges the client after it finished) a reset or broken pipe
+        // when the CONNECT meets the connection the server closed before the alert was read.
+        Object refused = connect(null);
+        assertTrue(refused instanceof SSLException || refused instanceof java.net.SocketException,
+                () -> "expected the TLS handshake to fail, got " + refused);
         assertEquals(0x00, connect(TestPki.device(fleetCa, unique("dev"))));
     }
 
