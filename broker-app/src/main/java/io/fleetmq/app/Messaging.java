@@ -221,7 +221,8 @@ final class Messaging implements AutoCloseable {
         StateFollower sessionsFollower = new StateFollower(kafka, admin, topics.sessions(), record -> {
             try {
                 directory.applied(record.key(),
-                        record.value() == null ? null : ClusterCodec.decodeSessionState(record.value()), record.offset());
+                        record.value() == null ? null : ClusterCodec.decodeSessionState(record.value()), record.offset(),
+                        ConnectSequencer.decidedAt(record.headers()));
             } catch (MessageFormatException e) {
                 log.warn("Skipping malformed session record at offset {}: {}", record.offset(), e.getMessage());
             }

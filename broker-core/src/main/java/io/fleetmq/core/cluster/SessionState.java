@@ -28,19 +28,34 @@ import java.util.Objects;
  * @param client                what an operator wants to know of the current or last connection (address,
  *                              user name, protocol, since when, keep alive); null in records written by
  *                              nodes that did not replicate it yet
+ * @param decidedAt             the offset, in the client ID's {@code session.events} partition, of the last
+ *                              event the connect sequence decided for this session; an event at or before
+ *                              it was decided already (a batch read again). {@link #UNKNOWN} in records of
+ *                              nodes that did not say. It travels in a header of the record, not in its value.
  */
 public record SessionState(String clientId, String nodeId, long nodeIncarnation, long epoch, boolean connected,
                            long sessionExpirySeconds, long disconnectedAtMillis, PendingWill will, String requestId,
-                           String clientType, boolean queuing, ClientInfo client) {
+                           String clientType, boolean queuing, ClientInfo client, long decidedAt) {
 
     /** A session expiry interval that never ends. */
     public static final long NEVER_EXPIRES = 0xFFFF_FFFFL;
+
+    /** {@link #decidedAt} of a record whose writer did not say. */
+    public static final long UNKNOWN = -1;
 
     public SessionState {
         Objects.requireNonNull(clientId, "clientId");
         Objects.requireNonNull(nodeId, "nodeId");
         Objects.requireNonNull(requestId, "requestId");
         Objects.requireNonNull(clientType, "clientType");
+    }
+
+    /** A state whose deciding event is not known ({@link #UNKNOWN}). */
+    public SessionState(String clientId, String nodeId, long nodeIncarnation, long epoch, boolean connected,
+            long sessionExpirySeconds, long disconnectedAtMillis, PendingWill will, String requestId,
+            String clientType, boolean queuing, ClientInfo client) {
+        this(clientId, nodeId, nodeIncarnation, epoch, connected, sessionExpirySeconds, disconnectedAtMillis, will,
+                requestId, clientType, queuing, client, UNKNOWN);
     }
 
     /** A state without connection details, as nodes wrote it before they replicated them. */
@@ -61,7 +76,13 @@ public record SessionState(String clientId, String nodeId, long nodeIncarnation,
 
     public SessionState disconnected(long atMillis, long expirySeconds, PendingWill remainingWill) {
         return new SessionState(clientId, nodeId, nodeIncarnation, epoch, false, expirySeconds, atMillis,
-                remainingWill, requestId, clientType, expirySeconds > 0, client);
+                remainingWill, requestId, clientType, expirySeconds > 0, client, decidedAt);
+    }
+
+    /** This state as decided by the event at {@code offset} of the client ID's {@code session.events} partition. */
+    public SessionState withDecidedAt(long offset) {
+        return new SessionState(clientId, nodeId, nodeIncarnation, epoch, connected, sessionExpirySeconds,
+                disconnectedAtMillis, will, requestId, clientType, queuing, client, offset);
     }
 
     /**

@@ -13,6 +13,7 @@ import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.kafka.cluster.StateFollower;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.session.MessageDrops;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +70,23 @@ public final class ConnectSequencer {
     /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     private volatile Set<Integer> owned = Set.of();
+    /** The offset of the event being decided, {@link SessionState#UNKNOWN} outside {@link #handle}. */
+    private long deciding = SessionState.UNKNOWN;
+
+    /**
+     * Header of a {@code sessions} record (a tombstone too): the offset of the {@code session.events}
+     * record whose decision it stores. A header, so that nodes which do not know it read the value as before.
+     */
+    public static final String DECIDED_AT_HEADER = "fleetmq-decided-at";
+
+    /** The deciding event's offset a {@code sessions} record carries, {@link SessionState#UNKNOWN} if none. */
+    public static long decidedAt(Headers headers) {
+        Header h = headers.lastHeader(DECIDED_AT_HEADER);
+        if (h == null || h.value() == null || h.value().length != Long.BYTES) {
+            return SessionState.UNKNOWN;
+        }
+        return ByteBuffer.wrap(h.value()).getLong();
+    }
 
     public ConnectSequencer(String nodeId, BrokerTopics topics, ClusterProducer producer, Membership membership,
             SessionDirectory directory, StateFollower sessionsFollower, PublishLog publishLog, MessageDrops drops,
@@ -180,6 +201,26 @@ public final class ConnectSequencer {
         if (!membership.serving()) {
             return; // fenced: the next owner decides it; flushed() makes this batch be read again
         }
+        // A batch read again (after a write failed, or by a partition's new owner before its previous
+        // owner committed) is decided once: an event at or before the last one stored for its client ID
+        // was decided then, and deciding it again against the later state would be wrong (an older
+        // CONNECT of the batch would take the session from the newer connection).
+        long decided = directory.decidedAt(event.clientId());
+        if (decided != SessionState.UNKNOWN && offset <= decided) {
+            if (event instanceof SessionEvent.Connect c && offset == decided) {
+                answerAgain(c, directory.get(c.clientId()).orElse(null));
+            }
+            return;
+        }
+        deciding = offset;
+        try {
+            decide(event);
+        } finally {
+            deciding = SessionState.UNKNOWN;
+        }
+    }
+
+    private void decide(SessionEvent event) {
         if (event instanceof SessionEvent.Connect c) {
             onConnect(c);
         } else if (event instanceof SessionEvent.Disconnected d) {
@@ -198,14 +239,7 @@ public final class ConnectSequencer {
         long now = clock.getAsLong();
         SessionState cur = directory.get(c.clientId()).orElse(null);
         if (cur != null && cur.requestId().equals(c.requestId())) {
-            // Decided before: this batch is read again after a write failed, or this node took the
-            // partition over before its previous owner committed it. The answer may be the write that
-            // failed, so it goes out again; the session takes a repeated answer for its connection as
-            // the same one. A session's epochs start at 1, so a later epoch means it was resumed.
-            if (cur.connected() && cur.nodeId().equals(c.nodeId()) && cur.nodeIncarnation() == c.nodeIncarnation()) {
-                command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), cur.epoch(),
-                        !c.cleanStart() && cur.epoch() > 1, cur.queuing()));
-            }
+            answerAgain(c, cur); // decided before, in a record that does not say by which event
             return;
         }
         if (cur != null && !cur.connected() && cur.expiresAtMillis() <= now) {
@@ -243,6 +277,19 @@ public final class ConnectSequencer {
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
                 c.will(), c.requestId(), c.clientType(), queuing, c.client()));
         command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
+    }
+
+    /**
+     * A CONNECT decided before, in a batch read again: the answer may be the write that failed, so it
+     * goes out again; the session takes a repeated answer for its connection as the same one. A
+     * session's epochs start at 1, so a later epoch means it was resumed.
+     */
+    private void answerAgain(SessionEvent.Connect c, SessionState cur) {
+        if (cur != null && cur.requestId().equals(c.requestId()) && cur.connected()
+                && cur.nodeId().equals(c.nodeId()) && cur.nodeIncarnation() == c.nodeIncarnation()) {
+            command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), cur.epoch(),
+                    !c.cleanStart() && cur.epoch() > 1, cur.queuing()));
+        }
     }
 
     private void onDisconnected(SessionEvent.Disconnected d) {
@@ -387,10 +434,22 @@ public final class ConnectSequencer {
 
     // ------------------------------------------------------------------ output
 
-    private void write(SessionState state) {
+    /** Stores a session's state: decided by the event being handled, or (timers, settlements) by the same one as before. */
+    private void write(SessionState decided) {
+        SessionState state = deciding != SessionState.UNKNOWN ? decided.withDecidedAt(deciding) : decided;
         SessionDirectory.Pending p = directory.written(state.clientId(), state);
-        track(producer.send(topics.sessions(), state.clientId(), ClusterCodec.encode(state))
+        track(producer.send(topics.sessions(), null, state.clientId(), ClusterCodec.encode(state),
+                        decidedHeader(state.decidedAt()))
                 .whenComplete((m, e) -> settle(state.clientId(), p, m, e)));
+    }
+
+    private static RecordHeaders decidedHeader(long decidedAt) {
+        RecordHeaders headers =
+                new RecordHeaders();
+        if (decidedAt != SessionState.UNKNOWN) {
+            headers.add(DECIDED_AT_HEADER, ByteBuffer.allocate(Long.BYTES).putLong(decidedAt).array());
+        }
+        return headers;
     }
 
     private void delete(String clientId) {
@@ -399,8 +458,10 @@ public final class ConnectSequencer {
             appTopics.delete(clientId); // the session's backlog ends with it
         }
         timers.cancel(clientId);
-        SessionDirectory.Pending p = directory.written(clientId, null);
-        track(producer.send(topics.sessions(), clientId, null).whenComplete((m, e) -> settle(clientId, p, m, e)));
+        long decidedAt = deciding != SessionState.UNKNOWN ? deciding : directory.decidedAt(clientId);
+        SessionDirectory.Pending p = directory.deleted(clientId, decidedAt);
+        track(producer.send(topics.sessions(), null, clientId, null, decidedHeader(decidedAt))
+                .whenComplete((m, e) -> settle(clientId, p, m, e)));
     }
 
     private void settle(String clientId, SessionDirectory.Pending p, org.apache.kafka.clients.producer.RecordMetadata m,
@@ -408,6 +469,7 @@ public final class ConnectSequencer {
         if (e == null) {
             p.offset = m.offset();
         } else {
+            directory.failed(clientId, p); // the batch is read again and decides from what is stored
             log.warn("Session state of {} not stored: {}", ClientText.of(clientId), e.toString());
         }
     }

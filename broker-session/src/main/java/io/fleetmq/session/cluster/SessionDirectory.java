@@ -27,13 +27,34 @@ public final class SessionDirectory {
     /** Client IDs of the persistent APPLICATION sessions in {@link #states}. */
     private final java.util.Set<String> applicationClients = ConcurrentHashMap.newKeySet();
 
-    /** A write of the connect sequence on its way to Kafka; {@code state} null = deleted. */
+    /**
+     * How many deleted sessions' {@link SessionState#decidedAt} are remembered, newest first: enough for
+     * the events of the batches a connect sequence may read again (its own uncommitted batch, or the
+     * one a fenced node left), which are at most a few polls of {@code session.events}.
+     */
+    static final int RECENT_DELETES = 65_536;
+
+    /** Deleted sessions' last deciding event, so a batch read again does not revive them. */
+    private final Map<String, Long> recentDeletes = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(1024, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+                    return size() > RECENT_DELETES;
+                }
+            });
+
+    /**
+     * A write of the connect sequence on its way to Kafka; {@code state} null = deleted, then
+     * {@code deletedAt} is the offset of the event that deleted it.
+     */
     static final class Pending {
         final SessionState state;
+        final long deletedAt;
         volatile long offset = Long.MAX_VALUE;
 
-        Pending(SessionState state) {
+        Pending(SessionState state, long deletedAt) {
             this.state = state;
+            this.deletedAt = deletedAt;
         }
     }
 
@@ -130,13 +151,50 @@ public final class SessionDirectory {
         return s != null && s.queuing() && ClientTypes.APPLICATION.equals(s.clientType());
     }
 
-    /** A record of the {@code sessions} topic, in topic order. */
+    /**
+     * The offset of the last event of {@code session.events} decided for {@code clientId} (its session's
+     * record, or the delete that ended it), with the connect sequence's pending writes applied;
+     * {@link SessionState#UNKNOWN} if none is known.
+     */
+    public long decidedAt(String clientId) {
+        Pending p = pending.get(clientId);
+        if (p != null) {
+            return p.state == null ? p.deletedAt : p.state.decidedAt();
+        }
+        SessionState s = states.get(clientId);
+        if (s != null) {
+            return s.decidedAt();
+        }
+        Long deleted = recentDeletes.get(clientId);
+        return deleted == null ? SessionState.UNKNOWN : deleted;
+    }
+
+    /** A record of the {@code sessions} topic, in topic order, without a deciding event. */
     public void applied(String clientId, SessionState state, long offset) {
+        applied(clientId, state, offset, state == null ? SessionState.UNKNOWN : state.decidedAt());
+    }
+
+    /**
+     * A record of the {@code sessions} topic, in topic order; {@code decidedAt} from its header
+     * ({@link SessionState#UNKNOWN} if it has none).
+     */
+    public void applied(String clientId, SessionState state, long offset, long decidedAt) {
+        if (state != null && state.decidedAt() != decidedAt) {
+            state = state.withDecidedAt(decidedAt);
+        }
         SessionState before = state == null ? states.remove(clientId) : states.put(clientId, state);
         if (state == null) {
             ordered.remove(clientId);
-        } else if (before == null) {
-            ordered.add(clientId);
+            if (decidedAt != SessionState.UNKNOWN) {
+                recentDeletes.put(clientId, decidedAt);
+            } else {
+                recentDeletes.remove(clientId);
+            }
+        } else {
+            recentDeletes.remove(clientId);
+            if (before == null) {
+                ordered.add(clientId);
+            }
         }
         if (persistentApplication(state)) {
             applicationClients.add(clientId);
@@ -148,11 +206,26 @@ public final class SessionDirectory {
         }
     }
 
-    /** The connect sequence wrote {@code state} (null = deleted); effective here at once. */
+    /** The connect sequence wrote {@code state}; effective here at once. */
     Pending written(String clientId, SessionState state) {
-        Pending p = new Pending(state);
+        Pending p = new Pending(state, SessionState.UNKNOWN);
         pending.put(clientId, p);
         return p;
+    }
+
+    /** The connect sequence deleted the session, deciding the event at {@code decidedAt}; effective here at once. */
+    Pending deleted(String clientId, long decidedAt) {
+        Pending p = new Pending(null, decidedAt);
+        pending.put(clientId, p);
+        return p;
+    }
+
+    /**
+     * A write of the connect sequence failed: unless a later one replaced it, this node's view falls back
+     * to what the topic holds, so the batch read again decides on stored state, not on a decision lost.
+     */
+    void failed(String clientId, Pending p) {
+        pending.remove(clientId, p);
     }
 
     Collection<SessionState> states() {

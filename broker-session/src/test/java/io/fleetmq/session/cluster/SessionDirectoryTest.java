@@ -49,4 +49,57 @@ class SessionDirectoryTest {
         d.applied("a/1", null, 3);
         assertEquals(java.util.List.of("b", "c", "d"), d.ordered("").map(SessionState::clientId).toList());
     }
+
+    @Test
+    void remembersWhichEventDecidedASessionThroughPendingWritesTheTopicAndDeletes() {
+        SessionDirectory d = new SessionDirectory();
+        assertEquals(SessionState.UNKNOWN, d.decidedAt("c"));
+
+        SessionDirectory.Pending written = d.written("c", state("c", 60, ClientTypes.DEVICE).withDecidedAt(7));
+        assertEquals(7, d.decidedAt("c"), "a pending write counts at once");
+        written.offset = 100;
+        d.applied("c", state("c", 60, ClientTypes.DEVICE), 100, 7);
+        assertEquals(7, d.decidedAt("c"), "from the record's header once back from Kafka");
+        assertEquals(7, d.get("c").orElseThrow().decidedAt());
+
+        SessionDirectory.Pending deleted = d.deleted("c", 9);
+        assertEquals(9, d.decidedAt("c"), "a pending delete counts at once");
+        deleted.offset = 101;
+        d.applied("c", null, 101, 9);
+        assertEquals(java.util.Optional.empty(), d.get("c"));
+        assertEquals(9, d.decidedAt("c"), "a deleted session's last event is remembered");
+
+        d.applied("c", state("c", 0, ClientTypes.DEVICE), 102, 12);
+        assertEquals(12, d.decidedAt("c"));
+        d.applied("c", null, 103, SessionState.UNKNOWN); // a tombstone of a node that does not say
+        assertEquals(SessionState.UNKNOWN, d.decidedAt("c"));
+    }
+
+    @Test
+    void aFailedWriteFallsBackToWhatTheTopicHoldsUnlessALaterWriteReplacedIt() {
+        SessionDirectory d = new SessionDirectory();
+        d.applied("c", state("c", 60, ClientTypes.DEVICE), 1, 4);
+
+        SessionDirectory.Pending lost = d.written("c", state("c", 0, ClientTypes.DEVICE).withDecidedAt(5));
+        d.failed("c", lost);
+        assertEquals(4, d.decidedAt("c"), "decided again from the stored record");
+        assertEquals(60, d.get("c").orElseThrow().sessionExpirySeconds());
+
+        SessionDirectory.Pending first = d.written("c", state("c", 0, ClientTypes.DEVICE).withDecidedAt(5));
+        d.written("c", state("c", 30, ClientTypes.DEVICE).withDecidedAt(6));
+        d.failed("c", first);
+        assertEquals(6, d.decidedAt("c"), "the later write stands");
+        assertEquals(30, d.get("c").orElseThrow().sessionExpirySeconds());
+    }
+
+    @Test
+    void remembersABoundedNumberOfDeletes() {
+        SessionDirectory d = new SessionDirectory();
+        for (int i = 0; i <= SessionDirectory.RECENT_DELETES; i++) {
+            d.applied("c" + i, null, i, i);
+        }
+        assertEquals(SessionState.UNKNOWN, d.decidedAt("c0"), "the oldest is forgotten");
+        assertEquals(1, d.decidedAt("c1"));
+        assertEquals(SessionDirectory.RECENT_DELETES, d.decidedAt("c" + SessionDirectory.RECENT_DELETES));
+    }
 }

@@ -1,0 +1,212 @@
+package io.fleetmq.session.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.core.cluster.ClusterCodec;
+import io.fleetmq.core.message.MessageFormatException;
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.embedded.EmbeddedKafkaServer;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.KafkaClients;
+import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.kafka.TopicLayout;
+import io.fleetmq.kafka.cluster.ClusterProducer;
+import io.fleetmq.kafka.cluster.ClusterSettings;
+import io.fleetmq.kafka.cluster.Membership;
+import io.fleetmq.kafka.cluster.StateFollower;
+import io.fleetmq.kafka.publish.PublishLog;
+import io.fleetmq.session.MessageDrops;
+import io.fleetmq.testkit.Await;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The connect sequence reads a batch of {@code session.events} again after one of its writes failed,
+ * or when it takes a partition over from a node that decided the batch but did not commit it. Each
+ * event is decided once: the events are handed to a real sequencer on a real Kafka twice, as the
+ * consumer does on a re-read, and what it stored and answered is read back from the topics.
+ */
+class ConnectSequencerRereadTest {
+
+    private static final String NODE = "n1";
+
+    @TempDir
+    static Path dir;
+
+    private static EmbeddedKafkaServer kafka;
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private KafkaClients clients;
+    private BrokerTopics topics;
+    private Membership membership;
+    private SessionDirectory directory;
+    private ConnectSequencer sequencer;
+    private ScheduledExecutorService timers;
+
+    @BeforeAll
+    static void startKafka() throws Exception {
+        kafka = new EmbeddedKafkaServer(dir, "127.0.0.1", 0, 0);
+        kafka.start();
+    }
+
+    @AfterAll
+    static void stopKafka() {
+        if (kafka != null) {
+            kafka.stop();
+        }
+    }
+
+    @BeforeEach
+    void sequencer() throws Exception {
+        String prefix = "r" + System.nanoTime() + ".";
+        KafkaSettings settings = new KafkaSettings(kafka.bootstrapServers(), prefix, 1, 2, 1, (short) 1,
+                Duration.ofSeconds(5));
+        topics = new BrokerTopics(prefix);
+        clients = new KafkaClients(settings, NODE);
+        Admin admin = clients.admin();
+        closing.add(admin);
+        TopicLayout layout = new TopicLayout(admin, settings, topics);
+        layout.ensure();
+        layout.ensureNodeTopics(NODE, 1);
+        membership = new Membership(clients, admin,
+                new ClusterSettings(NODE, Duration.ofMillis(200), Duration.ofSeconds(3), 1, Duration.ofSeconds(5), null),
+                System::currentTimeMillis);
+        closing.add(membership);
+        membership.start(Duration.ofSeconds(30));
+        Await.until(Duration.ofSeconds(10), "the node to serve", membership::serving);
+        directory = new SessionDirectory();
+        StateFollower follower = new StateFollower(clients, admin, topics.sessions(), record -> {
+            try {
+                directory.applied(record.key(),
+                        record.value() == null ? null : ClusterCodec.decodeSessionState(record.value()),
+                        record.offset(), ConnectSequencer.decidedAt(record.headers()));
+            } catch (MessageFormatException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        closing.add(follower);
+        follower.start(Duration.ofSeconds(30));
+        ClusterProducer producer = new ClusterProducer(clients);
+        closing.add(producer);
+        PublishLog publishLog = new PublishLog(clients, new SimpleMeterRegistry());
+        closing.add(publishLog);
+        timers = Executors.newSingleThreadScheduledExecutor();
+        closing.add(timers::shutdownNow);
+        sequencer = new ConnectSequencer(NODE, topics, producer, membership, directory, follower, publishLog,
+                new MessageDrops(new SimpleMeterRegistry()), timers, System::currentTimeMillis, 2,
+                Duration.ofSeconds(10), null);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        closing.clear();
+    }
+
+    private SessionEvent.Connect connect(String requestId, String clientId, boolean cleanStart, long expiry) {
+        return new SessionEvent.Connect(requestId, clientId, NODE, membership.incarnation(), cleanStart, expiry,
+                null, ClientTypes.DEVICE, null);
+    }
+
+    /** Hands events to the sequence as one polled batch and commits it (its writes are all stored). */
+    private void batch(long firstOffset, SessionEvent... events) {
+        for (int i = 0; i < events.length; i++) {
+            sequencer.handle(events[i], sequencer.partitionOf(events[i].clientId()), firstOffset + i);
+        }
+        assertTrue(sequencer.flushed(), "the batch's writes are stored");
+    }
+
+    @Test
+    void twoConnectsOfOneClientInABatchReadAgainAreNotDecidedAgain() throws Exception {
+        SessionEvent.Connect older = connect("r1", "c", true, 0);
+        SessionEvent.Connect newer = connect("r2", "c", false, 60);
+        batch(10, older, newer);
+
+        batch(10, older, newer); // the same batch read again
+
+        Await.until(Duration.ofSeconds(10), "the sessions topic read back",
+                () -> directory.states().stream().anyMatch(s -> s.clientId().equals("c") && s.decidedAt() == 11));
+        SessionState stored = directory.get("c").orElseThrow();
+        assertEquals("r2", stored.requestId(), "the newer connection keeps the session");
+        assertEquals(2, stored.epoch());
+        assertEquals(List.of("r1@1", "r2@2", "r2@2"), answers(),
+                "the newer CONNECT is answered again with the same epoch; the older one is not decided again");
+        assertEquals(2, sessionRecords("c"), "nothing stored on the second read");
+    }
+
+    @Test
+    void aSessionDeletedInTheBatchIsNotRevivedByItsConnectReadAgain() throws Exception {
+        SessionEvent.Connect connect = connect("r1", "d", true, 0);
+        SessionEvent.Disconnected gone = new SessionEvent.Disconnected("d", 1, 0, null, System.currentTimeMillis());
+        batch(20, connect, gone);
+        Await.until(Duration.ofSeconds(10), "the delete read back", () -> directory.decidedAt("d") == 21
+                && directory.states().stream().noneMatch(s -> s.clientId().equals("d")));
+
+        batch(20, connect, gone);
+
+        assertEquals(java.util.Optional.empty(), directory.get("d"), "no session comes back");
+        assertEquals(List.of("r1@1"), answers(), "the CONNECT of an ended session is not answered again");
+        assertEquals(2, sessionRecords("d"), "the state and its tombstone, nothing after");
+    }
+
+    @Test
+    void aConnectDecidedLastIsAnsweredAgainWhenItsBatchIsReadAgain() throws Exception {
+        SessionEvent.Connect connect = connect("r1", "e", true, 30);
+        batch(5, connect);
+        batch(5, connect);
+
+        assertEquals(List.of("r1@1", "r1@1"), answers(), "the answer may have been the write that failed");
+        assertEquals(1, sessionRecords("e"));
+    }
+
+    /** The ConnectAccepted commands sent to this node, as requestId@epoch, in order. */
+    private List<String> answers() throws Exception {
+        List<String> out = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> r : readAll(topics.node(NODE))) {
+            if (r.value() != null && ClusterCodec.decodeCommand(r.value()) instanceof NodeCommand.ConnectAccepted a) {
+                out.add(a.requestId() + "@" + a.epoch());
+            }
+        }
+        return out;
+    }
+
+    private long sessionRecords(String clientId) {
+        return readAll(topics.sessions()).stream().filter(r -> clientId.equals(r.key())).count();
+    }
+
+    /** Every record of a one-partition topic up to its end now. */
+    private List<ConsumerRecord<String, byte[]>> readAll(String topic) {
+        List<ConsumerRecord<String, byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = clients.consumer("test-read", null, Map.of())) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long end = consumer.endOffsets(List.of(tp)).get(tp);
+            while (consumer.position(tp) < end) {
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+}
