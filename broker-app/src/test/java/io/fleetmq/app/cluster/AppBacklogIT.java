@@ -8,6 +8,7 @@ import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
+import io.fleetmq.app.support.Pipelined;
 import io.fleetmq.app.support.TestCluster;
 import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.RawMqtt;
@@ -61,10 +62,13 @@ class AppBacklogIT {
     private static void publish(String topic, int from, int to, int node) {
         Mqtt5BlockingClient pub = client("pub-" + topic.replace('/', '-') + "-" + from, node);
         pub.connect();
+        List<String> topics = new ArrayList<>();
+        List<byte[]> payloads = new ArrayList<>();
         for (int m = from; m < to; m++) {
-            pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE)
-                    .payload(Integer.toString(m).getBytes(StandardCharsets.UTF_8)).send();
+            topics.add(topic);
+            payloads.add(Integer.toString(m).getBytes(StandardCharsets.UTF_8));
         }
+        Pipelined.publish(pub, topics, payloads);
         pub.disconnect();
     }
 
@@ -226,12 +230,15 @@ class AppBacklogIT {
         Mqtt5BlockingClient pub = client("pub-shared-" + phase, node);
         pub.connect();
         List<String> sent = new ArrayList<>();
+        List<String> topics = new ArrayList<>();
+        List<byte[]> payloads = new ArrayList<>();
         for (int m = 0; m < count; m++) {
             String payload = phase + "-" + m;
-            pub.publishWith().topic("shared/t" + (m % 16)).qos(MqttQos.AT_LEAST_ONCE)
-                    .payload(payload.getBytes(StandardCharsets.UTF_8)).send();
+            topics.add("shared/t" + (m % 16));
+            payloads.add(payload.getBytes(StandardCharsets.UTF_8));
             sent.add(payload);
         }
+        Pipelined.publish(pub, topics, payloads);
         pub.disconnect();
         return sent;
     }

@@ -10,6 +10,7 @@ import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAck;
 import io.fleetmq.app.support.Http;
+import io.fleetmq.app.support.Pipelined;
 import io.fleetmq.app.support.TestCluster;
 import io.fleetmq.embedded.EmbeddedRedisServer;
 import io.fleetmq.testkit.Await;
@@ -85,12 +86,15 @@ class DeviceQueueIT {
     private static void publish(String prefix, int count, int messages, int node) {
         Mqtt5BlockingClient pub = device(prefix + "pub", node);
         pub.connect();
+        List<String> topics = new ArrayList<>();
+        List<byte[]> payloads = new ArrayList<>();
         for (int m = 0; m < messages; m++) {
             for (int i = 0; i < count; i++) {
-                pub.publishWith().topic("dq/" + prefix + i).qos(MqttQos.AT_LEAST_ONCE)
-                        .payload(Integer.toString(m).getBytes(StandardCharsets.UTF_8)).send();
+                topics.add("dq/" + prefix + i);
+                payloads.add(Integer.toString(m).getBytes(StandardCharsets.UTF_8));
             }
         }
+        Pipelined.publish(pub, topics, payloads);
         pub.disconnect();
     }
 

@@ -21,6 +21,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -66,6 +67,11 @@ public final class ClusterRouter {
      * topic: on the consumer thread, not in the producer's callback, which must not block on a send.
      */
     private final ConcurrentLinkedQueue<Runnable> toDeadLetters = new ConcurrentLinkedQueue<>();
+    /**
+     * The hand-offs of the batch being routed (routing thread only): the barrier waits for these, not
+     * for the whole producer, which it shares with the connect sequence and the DEVICE queue notices.
+     */
+    private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
 
     /**
      * @param maxRecordValueBytes the most a record value may hold (see {@code RecordLimits}): larger
@@ -223,7 +229,7 @@ public final class ClusterRouter {
         }
         for (Downlink part : ClusterCodec.split(d, encoded[0].length, maxRecordValueBytes)) {
             byte[] value = ClusterCodec.encode(part, encoded[0]);
-            producer.send(topic, partition, key, value, null).whenComplete((m, e) -> {
+            inFlight.add(producer.send(topic, partition, key, value, null).whenComplete((m, e) -> {
                 if (e == null) {
                     return;
                 }
@@ -234,7 +240,7 @@ public final class ClusterRouter {
                 } else if (!downlinkFailed.getAndSet(true)) {
                     log.warn("Message for {} not stored; the batch is routed again: {}", what, e.toString());
                 }
-            });
+            }));
         }
     }
 
@@ -252,9 +258,18 @@ public final class ClusterRouter {
             // partition's next owner routes the batch again.
             downlinkFailed.set(false);
             failedTargets.clear();
+            inFlight.clear();
             return false;
         }
-        producer.flush();
+        // Each completes (stored or failed) within the producer's delivery timeout, after its callback ran.
+        for (CompletableFuture<?> f : inFlight) {
+            try {
+                f.join();
+            } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                // Its callback judged it: routed again, or (never storable) a dead letter.
+            }
+        }
+        inFlight.clear();
         failedTargets.clear();
         boolean stored = !downlinkFailed.getAndSet(false);
         for (Runnable r; (r = toDeadLetters.poll()) != null; ) {
