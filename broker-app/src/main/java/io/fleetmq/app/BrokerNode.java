@@ -142,6 +142,9 @@ public final class BrokerNode implements AutoCloseable {
         started.push(new Stoppable("admin HTTP", http));
         DependencyMeters.registerReady(metrics.registry(), readiness);
         log.info("Listening for HTTP (admin, /metrics, /health) on {}", http.address());
+        // A port in use is told now, not after the dependencies came up (many seconds later); the
+        // listeners bind for real once the node can serve.
+        checkMqttPortsFree();
 
         resolveDependencies();
 
@@ -420,6 +423,28 @@ public final class BrokerNode implements AutoCloseable {
     private static void requireExternal(boolean present, String what, String setting) {
         if (!present) {
             throw new ConfigException("node mode needs an external " + what + ": set " + setting);
+        }
+    }
+
+    /**
+     * Binds each enabled MQTT listener's address once and lets it go: the usual start-up mistake (a
+     * port another process holds) fails the start at once with the setting named. Port 0 (any free
+     * port) is not checked.
+     */
+    private void checkMqttPortsFree() {
+        for (BrokerConfig.Listener l : List.of(config.tcp(), config.tls(), config.ws(), config.wss())) {
+            if (!l.enabled() || l.port() == 0) {
+                continue;
+            }
+            bind(l.portSetting(), () -> {
+                try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+                    probe.setReuseAddress(true);
+                    probe.bind(new java.net.InetSocketAddress(config.bindAddress(), l.port()));
+                    return null;
+                } catch (java.io.IOException e) {
+                    throw new ListenerBindException(l.name(), config.bindAddress(), l.port(), e);
+                }
+            });
         }
     }
 
