@@ -27,4 +27,11 @@ public final class ConnectionRate {
         }
         return false;
     }
+
+    /** How long until the next connection is within the rate, in nanoseconds (0 if it is now). */
+    public synchronized long nanosUntilNext() {
+        long now = System.nanoTime();
+        double have = Math.min(perSecond, tokens + (now - last) / 1e9 * perSecond);
+        return have >= 1 ? 0 : (long) Math.ceil((1 - have) / perSecond * 1e9);
+    }
 }

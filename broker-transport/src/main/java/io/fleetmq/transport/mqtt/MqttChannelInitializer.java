@@ -48,6 +48,8 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final Supplier<ChannelHandler> connectionHandler;
     private final NodeLimits limits;
     private final ConnectionRate rate;
+    /** Whether the listener has stopped accepting for a moment (over its rate). */
+    private final java.util.concurrent.atomic.AtomicBoolean acceptPaused = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile java.util.Set<String> allowedOrigins = java.util.Set.of();
     private volatile ProxyRefusals proxyProtocol;
     private volatile Supplier<ChannelHandler> observer;
@@ -130,10 +132,11 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     @Override
     protected void initChannel(Channel ch) {
         if (!rate.tryAcquire()) {
-            // Over the listener's rate of new connections: closed before it costs more than the accept.
+            // Over the listener's rate of new connections: the listener stops accepting until the next
+            // one is due, so the rest wait in the kernel's accept queue and their clients see a slower
+            // connect, never a connection closed without a reason code. This one, accepted already, is served.
             limits.exceeded(NodeLimits.CONNECTION_RATE);
-            ch.close();
-            return;
+            pauseAccepting(ch.parent());
         }
         limits.track(ch);
         ch.attr(NodeLimits.KEY).set(limits);
@@ -174,6 +177,18 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
             p.addLast("observer", observe.get());
         }
         p.addLast("connection", connectionHandler.get());
+    }
+
+    private void pauseAccepting(Channel listener) {
+        if (listener == null || !acceptPaused.compareAndSet(false, true)) {
+            return;
+        }
+        listener.config().setAutoRead(false);
+        long delay = Math.max(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1), rate.nanosUntilNext());
+        listener.eventLoop().schedule(() -> {
+            acceptPaused.set(false);
+            listener.config().setAutoRead(true);
+        }, delay, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /**
