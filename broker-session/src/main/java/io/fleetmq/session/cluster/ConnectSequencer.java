@@ -444,8 +444,7 @@ public final class ConnectSequencer {
     }
 
     private static RecordHeaders decidedHeader(long decidedAt) {
-        RecordHeaders headers =
-                new RecordHeaders();
+        RecordHeaders headers = new RecordHeaders();
         if (decidedAt != SessionState.UNKNOWN) {
             headers.add(DECIDED_AT_HEADER, ByteBuffer.allocate(Long.BYTES).putLong(decidedAt).array());
         }
