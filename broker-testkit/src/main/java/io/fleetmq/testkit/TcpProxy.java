@@ -11,6 +11,7 @@ import java.net.SocketException;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A TCP proxy on 127.0.0.1 in front of one target, for fault tests: it can stall a direction (as a
@@ -36,6 +37,10 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
     private final Object gate = new Object();
     private final Thread acceptor;
+
+    /** Bytes read from one side and not yet written to the other, per direction. */
+    private final AtomicLong upstreamHeld = new AtomicLong();
+    private final AtomicLong downstreamHeld = new AtomicLong();
 
     private volatile boolean upstreamPaused;
     private volatile boolean downstreamPaused;
@@ -74,6 +79,18 @@ public final class TcpProxy implements AutoCloseable {
     /** Connections open through the proxy now. */
     public int connections() {
         return links.size();
+    }
+
+    /**
+     * Bytes the proxy has read in one direction and not forwarded yet: while the direction is paused,
+     * what the sender sent and its peer has not seen (a PUBREC a node sent, for instance).
+     */
+    public long held(Direction direction) {
+        return heldCounter(direction).get();
+    }
+
+    private AtomicLong heldCounter(Direction direction) {
+        return direction == Direction.UPSTREAM ? upstreamHeld : downstreamHeld;
     }
 
     /** Stops forwarding in one direction; what arrives waits (and TCP flow control pushes back). */
@@ -204,9 +221,13 @@ public final class TcpProxy implements AutoCloseable {
         private void pump(InputStream in, OutputStream out, Direction direction) {
             Thread t = new Thread(() -> {
                 byte[] buffer = new byte[16 * 1024];
+                AtomicLong held = heldCounter(direction);
+                int pending = 0;
                 try {
                     int n;
                     while ((n = in.read(buffer)) >= 0) {
+                        pending = n;
+                        held.addAndGet(n);
                         awaitFlow(direction);
                         long delay = delayNanos;
                         if (delay > 0) {
@@ -214,6 +235,8 @@ public final class TcpProxy implements AutoCloseable {
                         }
                         out.write(buffer, 0, n);
                         out.flush();
+                        held.addAndGet(-n);
+                        pending = 0;
                     }
                 } catch (SocketException e) {
                     // reset by a peer, by cut() or by heal()
@@ -222,6 +245,7 @@ public final class TcpProxy implements AutoCloseable {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } finally {
+                    held.addAndGet(-pending); // never forwarded: the link is gone
                     close();
                 }
             }, "tcp-proxy-" + port() + "-" + direction.name().toLowerCase(java.util.Locale.ROOT));

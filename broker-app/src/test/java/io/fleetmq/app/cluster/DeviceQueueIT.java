@@ -19,8 +19,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -135,9 +137,41 @@ class DeviceQueueIT {
             all.add(got);
             clients.add(d);
         }
-        Await.until(WAIT, "every device's queue", () -> all.stream().allMatch(g -> g.size() >= expect));
+        try {
+            Await.until(WAIT, "every device's queue", () -> all.stream().allMatch(g -> g.size() >= expect));
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; short: " + shortOnes(prefix, all, expect), e);
+        }
         clients.forEach(c -> c.disconnectWith().sessionExpiryInterval(0).send());
         return all;
+    }
+
+    /**
+     * For a failure: each device that got fewer than {@code expect}, with how many, its first and
+     * last message and the gaps in between (a gap is a lost message, none a delivery that stalled).
+     */
+    private static String shortOnes(String prefix, List<List<Integer>> all, int expect) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < all.size(); i++) {
+            List<Integer> got = List.copyOf(all.get(i));
+            if (got.size() < expect) {
+                b.append(prefix).append(i).append(": ").append(got.size());
+                if (!got.isEmpty()) {
+                    int first = got.get(0);
+                    int last = got.get(got.size() - 1);
+                    Set<Integer> seen = new HashSet<>(got);
+                    List<Integer> gaps = new ArrayList<>();
+                    for (int m = first; m <= last && gaps.size() < 10; m++) {
+                        if (!seen.contains(m)) {
+                            gaps.add(m);
+                        }
+                    }
+                    b.append(" from ").append(first).append(" to ").append(last).append(", missing ").append(gaps);
+                }
+                b.append("; ");
+            }
+        }
+        return b.toString();
     }
 
     private static List<Integer> range(int from, int to) {

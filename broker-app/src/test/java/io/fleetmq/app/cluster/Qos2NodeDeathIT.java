@@ -94,6 +94,9 @@ class Qos2NodeDeathIT {
         byte[] publish = RawMqtt.publishV5("q2/data", 2, PACKET_ID, "once".getBytes(StandardCharsets.UTF_8));
         first.send(publish);
         Await.until(WAIT, "the message stored and routed to node 2", () -> received.contains("once"));
+        // Node 1 sends PUBREC once Redis has the receipt; the subscriber may have the message before
+        // that (delivery does not wait for the receipt), so the node dies only once PUBREC left it.
+        Await.until(WAIT, "node 1's PUBREC held at the proxy", () -> proxy.held(TcpProxy.Direction.DOWNSTREAM) > 0);
 
         cluster.kill(1);
 
