@@ -17,6 +17,12 @@ import org.slf4j.LoggerFactory;
  * Delivery from the DEVICE queue of a persistent DEVICE session, while it is connected: entries
  * are read as far as the client's receive window allows, sent with the packet identifier they were
  * sent with before, and removed from the queue once delivered.
+ *
+ * <p>Entries appended while the session is connected are announced to it ({@link #queued}). The
+ * first read of a connection registers it in the queue ({@link #tag}), atomically with the read, and
+ * every append answers the writer with the registered reader: an entry the first read did not see
+ * is announced to this connection, however late the writer's node learns of the connection itself.
+ * The connection's end releases the registration.
  */
 final class DeviceQueueReader {
 
@@ -56,6 +62,10 @@ final class DeviceQueueReader {
     private final Consumer<Runnable> tell;
     private final Runnable afterRead;
     private boolean active;
+    /** This connection's registration in the queue: node, incarnation and epoch. */
+    private String tag;
+    /** Whether a read registered {@link #tag}. */
+    private boolean registered;
     /** The highest queue entry read or delivered while connected. */
     private long queueSeq;
     private boolean reading;
@@ -83,11 +93,24 @@ final class DeviceQueueReader {
         return active;
     }
 
-    /** A connection was accepted; {@code active} whether its session delivers from a DEVICE queue. */
-    void connected(boolean active) {
+    /**
+     * A connection was accepted; {@code active} whether its session delivers from a DEVICE queue,
+     * {@code epoch} the connection's epoch.
+     */
+    void connected(boolean active, long epoch) {
         this.active = active;
         queueSeq = 0;
         behind = active;
+        registered = false;
+        tag = active ? QueueReaderTag.of(services.cluster().incarnation(), epoch, services.nodeId()) : null;
+    }
+
+    /** The connection ended: it no longer wants to hear of new entries. */
+    void disconnected() {
+        if (active) {
+            services.deviceQueues().release(clientId, tag);
+        }
+        active = false;
     }
 
     /** Whether {@code origin} is an entry of the queue. */
@@ -114,7 +137,7 @@ final class DeviceQueueReader {
         // The room is the read's until it answers: what arrives in memory meanwhile waits for more.
         outbound.reserve(max);
         ClientConnection conn = connection.current();
-        services.deviceQueues().read(clientId, queueSeq, max).whenComplete((entries, error) ->
+        services.deviceQueues().read(clientId, queueSeq, max, registered ? null : tag).whenComplete((entries, error) ->
                 tell.accept(() -> onRead(conn, max, entries, error)));
     }
 
@@ -136,6 +159,7 @@ final class DeviceQueueReader {
             afterRead.run();
             return;
         }
+        registered = true;
         for (DeviceQueues.Entry e : entries) {
             if (e.seq() > queueSeq) {
                 queueSeq = e.seq();
@@ -147,10 +171,23 @@ final class DeviceQueueReader {
         afterRead.run();
     }
 
-    /** The queue grew by an entry: sent at once when nothing waits before it and there is room, else read. */
+    /**
+     * The queue grew by an entry: sent at once when nothing waits before it and there is room, else
+     * read. Sequence number 0 says only that entries may wait (a writer that stored them once
+     * already, and does not know their numbers): read.
+     */
     void queued(NodeCommand.Queued q) {
-        if (!active || !connection.isOnline() || q.seq() <= queueSeq) {
-            return; // offline: it waits in the queue; or delivered already
+        if (!active || !connection.isOnline()) {
+            return; // offline: it waits in the queue
+        }
+        if (q.seq() == 0) {
+            behind = true;
+            grewWhileReading |= reading;
+            read();
+            return;
+        }
+        if (q.seq() <= queueSeq) {
+            return; // delivered already
         }
         if (!reading && !behind && q.seq() == queueSeq + 1 && outbound.room() > 0 && connection.isWritable()) {
             queueSeq = q.seq();

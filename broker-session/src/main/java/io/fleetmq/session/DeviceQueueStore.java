@@ -12,8 +12,15 @@ import java.util.concurrent.CompletionStage;
  */
 public interface DeviceQueueStore {
 
-    /** Up to {@code max} entries after {@code afterSeq}, oldest first. */
-    CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max);
+    /**
+     * Up to {@code max} entries after {@code afterSeq}, oldest first; unless {@code reader} is null,
+     * registers it as the queue's reader in the same step, so that whoever appends an entry this
+     * read does not see learns where to tell it (see {@link DeviceQueues#read(String, long, int, String)}).
+     */
+    CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max, String reader);
+
+    /** The connection that registered {@code reader} ended; retried until the store takes it. */
+    void release(String clientId, String reader);
 
     /** The entry is delivered (or dropped and counted); retried until the store takes it. */
     void remove(String clientId, long seq);
@@ -37,8 +44,14 @@ public interface DeviceQueueStore {
         }
         return new DeviceQueueStore() {
             @Override
-            public CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max) {
-                return queues.read(clientId, afterSeq, max);
+            public CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max,
+                    String reader) {
+                return queues.read(clientId, afterSeq, max, reader);
+            }
+
+            @Override
+            public void release(String clientId, String reader) {
+                queues.release(clientId, reader);
             }
 
             @Override

@@ -493,7 +493,7 @@ public final class SessionActor {
         if (applicationBacklogs()) {
             appBacklogs.open(!sessionPresent, subscriptions.all());
         }
-        deviceQueue.connected(fromDeviceQueue);
+        deviceQueue.connected(fromDeviceQueue, epoch);
         if (fromDeviceQueue) {
             // Entries of the queue in Redis come from there, with their packet identifiers and DUP.
             outbound.forget(DeviceQueueReader::isEntry);
@@ -559,6 +559,7 @@ public final class SessionActor {
         connection.detach();
         online = false;
         outbound.disconnected();
+        deviceQueue.disconnected();
     }
 
     /** The client's authentication ran out (its token expired): it must connect again with a new one. */

@@ -76,6 +76,37 @@ class DeliveryWindowTest {
         assertEquals(List.of("t/late"), c.publishedTopics(), "the last message of a burst does not wait for another");
     }
 
+    @Test
+    void aConnectionRegistersAsItsQueuesReaderWithItsFirstReadAndReleasesItWhenItEnds() {
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        RecordingConnection c = h.connect(CLIENT, false, 3600, RECEIVE_MAXIMUM);
+        String first = h.deviceQueues.readers.get(CLIENT);
+        assertEquals(SessionHarness.NODE, QueueReaderTag.nodeOf(first).getKey(), "registered by the first read: " + first);
+        h.lose(CLIENT, c);
+        assertEquals(null, h.deviceQueues.readers.get(CLIENT), "released when the connection ended");
+
+        h.connect(CLIENT, false, 3600, RECEIVE_MAXIMUM);
+        String second = h.deviceQueues.readers.get(CLIENT);
+        assertTrue(second != null && !second.equals(first), "the next connection registers as itself: " + second);
+    }
+
+    @Test
+    void aNoticeWithoutASequenceNumberMakesTheSessionReadItsQueue() {
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        RecordingConnection c = h.connect(CLIENT, false, 3600, RECEIVE_MAXIMUM);
+        h.subscribe(CLIENT, c, "t/#", 1);
+        // Stored by a writer whose notice was lost; it stores the batch again, finds it there, and
+        // can only say that something waits.
+        Downlink d = new Downlink(0, 0, h.message("t/again", 1), List.of(SessionHarness.subscription(CLIENT, 1)));
+        h.deviceQueues.append(CLIENT, d);
+        h.actors.runAll();
+        assertEquals(List.of(), c.publishedTopics());
+
+        h.registry.command(new io.fleetmq.core.cluster.NodeCommand.Queued(CLIENT, 0, d));
+        h.actors.runAll();
+        assertEquals(List.of("t/again"), c.publishedTopics());
+    }
+
     /** PUBLISH packets written minus the acknowledgements the test sent for them. */
     private static int unacknowledged(RecordingConnection c) {
         Set<Integer> open = new HashSet<>();

@@ -34,6 +34,8 @@ final class InMemoryDeviceQueues implements DeviceQueueStore {
     boolean readAsAsked;
     /** The {@code max} of every read asked for, in order. */
     final List<Integer> readSizes = new ArrayList<>();
+    /** The reader each client's queue has registered, as the store keeps it. */
+    final Map<String, String> readers = new HashMap<>();
 
     /** Appends a message to a client's queue, as the router does; returns its sequence number. */
     long append(String clientId, Downlink downlink) {
@@ -56,7 +58,10 @@ final class InMemoryDeviceQueues implements DeviceQueueStore {
     }
 
     @Override
-    public CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max) {
+    public CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max, String reader) {
+        if (reader != null) {
+            readers.put(clientId, reader);
+        }
         readSizes.add(max);
         if (holdReads) {
             CompletableFuture<List<DeviceQueues.Entry>> answer = new CompletableFuture<>();
@@ -81,6 +86,11 @@ final class InMemoryDeviceQueues implements DeviceQueueStore {
         if (e != null) {
             queue(clientId).put(seq, new DeviceQueues.Entry(seq, e.value(), packetId));
         }
+    }
+
+    @Override
+    public void release(String clientId, String reader) {
+        readers.remove(clientId, reader);
     }
 
     @Override

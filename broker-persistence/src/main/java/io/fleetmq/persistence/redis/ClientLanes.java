@@ -38,7 +38,7 @@ final class ClientLanes {
 
     /** What an operation does to the client's queue; decides how waiting operations collapse. */
     enum Op {
-        READ("read"), REMOVE("remove"), SENT_WITH("sent_with"), DELETE("delete");
+        READ("read"), REMOVE("remove"), SENT_WITH("sent_with"), DELETE("delete"), RELEASE("release");
 
         final String label;
 
@@ -110,7 +110,7 @@ final class ClientLanes {
                     case DELETE -> true;
                     case REMOVE -> t.op == Op.SENT_WITH && t.seq == seq;
                     case SENT_WITH -> t.op == Op.SENT_WITH && t.seq == seq;
-                    case READ -> false;
+                    case READ, RELEASE -> false;
                 };
                 if (op == Op.REMOVE && t.op == Op.REMOVE && t.seq == seq) {
                     shared = t.result;

@@ -29,7 +29,9 @@ import java.util.function.LongSupplier;
  * sequence number to entry, {@code :p} hash sequence number to the packet identifier it was sent
  * with, {@code :m} hash with the last sequence number, per source partition the highest source
  * offset queued (so a message routed twice is queued once) and per entry when it was queued
- * ({@code t<seq>}, the writing node's clock, which lets a late delete spare a newer session's entries).
+ * ({@code t<seq>}, the writing node's clock, which lets a late delete spare a newer session's entries),
+ * and, while the client is connected, which connection reads the queue (field {@code r}, see
+ * {@link #read(String, long, int, String)}).
  *
  * <p>Remove, packet identifier and delete are never given up on: they run in order per client and
  * are retried with backoff until Redis takes them (see {@link ClientLanes}); a read of a client's
@@ -58,7 +60,8 @@ public final class DeviceQueues {
      * ARGV[3] now, ARGV[4] window, then per message its source partition, source offset and value.
      * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed
      * out: the call's new messages are stored together, then the window and the queue are trimmed
-     * once, and what the call pushed out is told on its last new message. One call costs a few
+     * once, and what the call pushed out is told on its last new message. Last comes the reader
+     * registered for the queue (field r of KEYS[3], empty for none), in the same atomic step. One call costs a few
      * commands per message and a few per call, instead of a dozen per message.
      */
     private static final String APPEND = """
@@ -136,11 +139,20 @@ public final class DeviceQueues {
             for k = 1, 5 do
               if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
             end
+            out[#out + 1] = redis.call('HGET', KEYS[3], 'r') or ''
             return out
             """;
     private static final LuaScript APPEND_SCRIPT = new LuaScript(APPEND);
 
+    /*
+     * ARGV[1] after which sequence number, ARGV[2] how many; ARGV[3], unless empty, registers the
+     * reader (field r of KEYS[3], kept as long as the queue, ARGV[4] milliseconds at least).
+     */
     private static final String READ = """
+            if ARGV[3] ~= '' then
+              redis.call('HSET', KEYS[3], 'r', ARGV[3])
+              if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[3], ARGV[4]) end
+            end
             local seqs = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
             local out = {}
             for _, s in ipairs(seqs) do
@@ -151,6 +163,16 @@ public final class DeviceQueues {
             return out
             """;
     private static final LuaScript READ_SCRIPT = new LuaScript(READ);
+
+    /** Unregisters reader ARGV[1], unless another has registered since. */
+    private static final String RELEASE = """
+            if redis.call('HGET', KEYS[3], 'r') == ARGV[1] then
+              redis.call('HDEL', KEYS[3], 'r')
+              return 1
+            end
+            return 0
+            """;
+    private static final LuaScript RELEASE_SCRIPT = new LuaScript(RELEASE);
 
     private static final String REMOVE = """
             redis.call('ZREM', KEYS[1], ARGV[1])
@@ -212,6 +234,16 @@ public final class DeviceQueues {
         }
     }
 
+    /**
+     * What {@link #appendAll} did, per message, and the reader registered for the queue at that
+     * moment ({@code null} if none): whoever must learn that the queue grew.
+     */
+    public record Appends(List<Appended> items, String reader) {
+        public Appends {
+            items = List.copyOf(items);
+        }
+    }
+
     private final RedisClusterAsyncCommands<String, byte[]> commands;
     private final String prefix;
     private final int limit;
@@ -248,7 +280,7 @@ public final class DeviceQueues {
                     .description("DEVICE queue operations waiting for Redis (retried until it takes them)")
                     .register(meters);
             // Every operation's series from the start, so rate() and alerts see the first error.
-            for (String op : java.util.List.of("append", "read", "remove", "sent_with", "delete", "size")) {
+            for (String op : java.util.List.of("append", "read", "remove", "sent_with", "delete", "release", "size")) {
                 errorCounter(op);
             }
         }
@@ -304,7 +336,8 @@ public final class DeviceQueues {
      * queued before (see {@link #appendAll}).
      */
     public CompletionStage<Appended> append(String clientId, int sourcePartition, long sourceOffset, byte[] value) {
-        return appendAll(clientId, List.of(new Item(sourcePartition, sourceOffset, value))).thenApply(r -> r.get(0));
+        return appendAll(clientId, List.of(new Item(sourcePartition, sourceOffset, value)))
+                .thenApply(r -> r.items().get(0));
     }
 
     /**
@@ -313,7 +346,7 @@ public final class DeviceQueues {
      * failed call for a client therefore never stores a later message of it before an earlier one.
      * Not retried here: the writer reads its batch from Kafka again until Redis takes it.
      */
-    public CompletionStage<List<Appended>> appendAll(String clientId, List<Item> items) {
+    public CompletionStage<Appends> appendAll(String clientId, List<Item> items) {
         byte[][] args = new byte[4 + 3 * items.size()][];
         args[0] = bytes(Integer.toString(limit));
         args[1] = bytes(Long.toString(ttl.toMillis()));
@@ -332,7 +365,8 @@ public final class DeviceQueues {
                     for (int i = 0; i + 1 < r.size(); i += 2) {
                         out.add(new Appended((Long) r.get(i), (Long) r.get(i + 1)));
                     }
-                    return out;
+                    String reader = r.size() % 2 == 1 ? text(r.get(r.size() - 1)) : "";
+                    return new Appends(out, reader.isEmpty() ? null : reader);
                 }));
     }
 
@@ -342,12 +376,33 @@ public final class DeviceQueues {
      * without retrying when Redis is away.
      */
     public CompletionStage<List<Entry>> read(String clientId, long afterSeq, int max) {
-        return lanes.submit(clientId, ClientLanes.Op.READ, 0, () -> readNow(clientId, afterSeq, max));
+        return read(clientId, afterSeq, max, null);
     }
 
-    private CompletionStage<List<Entry>> readNow(String clientId, long afterSeq, int max) {
+    /**
+     * As {@link #read(String, long, int)}, and registers {@code reader} (unless null) as the one
+     * reading the queue, in the same atomic step: every later append answers with it
+     * ({@link Appends#reader()}), so the writer can tell the reader of an entry this read missed.
+     * Either the read sees an entry, or the entry's append sees the reader; none falls between.
+     */
+    public CompletionStage<List<Entry>> read(String clientId, long afterSeq, int max, String reader) {
+        return lanes.submit(clientId, ClientLanes.Op.READ, 0, () -> readNow(clientId, afterSeq, max, reader));
+    }
+
+    /**
+     * Unregisters {@code reader} (its connection ended), unless another reader registered since.
+     * Retried until Redis takes it; a stale registration only costs notices nobody acts on.
+     */
+    public CompletionStage<Void> release(String clientId, String reader) {
+        return lanes.submit(clientId, ClientLanes.Op.RELEASE, 0, () -> RELEASE_SCRIPT
+                .<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), bytes(reader))
+                .thenApply(r -> (Void) null));
+    }
+
+    private CompletionStage<List<Entry>> readNow(String clientId, long afterSeq, int max, String reader) {
         return READ_SCRIPT.<List<Object>>run(commands(), ScriptOutputType.MULTI, keys(clientId),
-                bytes(Long.toString(afterSeq)), bytes(Integer.toString(max)))
+                bytes(Long.toString(afterSeq)), bytes(Integer.toString(max)), bytes(reader == null ? "" : reader),
+                bytes(Long.toString(ttl.toMillis())))
                 .thenApply(r -> {
                     List<Entry> entries = new ArrayList<>(r.size() / 3);
                     for (int i = 0; i + 2 < r.size(); i += 3) {

@@ -82,6 +82,27 @@ class DeviceQueuesTest {
     }
 
     @Test
+    void anAppendAnswersWithTheReaderTheLastReadRegisteredUntilItIsReleased() {
+        String c = "dev-reader";
+        DeviceQueues.Item m1 = new DeviceQueues.Item(0, 1, b("m1"));
+        assertEquals(null, await(queues.appendAll(c, List.of(m1))).reader(), "nobody reads yet");
+        assertEquals(List.of("m1"), texts(await(queues.read(c, 0, 10, "1 5 node-a"))));
+        assertEquals("1 5 node-a", await(queues.appendAll(c, List.of(new DeviceQueues.Item(0, 2, b("m2"))))).reader());
+        assertEquals("1 5 node-a", await(queues.appendAll(c, List.of(m1))).reader(), "also for a repeat");
+        await(queues.read(c, 0, 10)); // a read that does not register leaves the reader
+        await(queues.read(c, 0, 10, "2 6 node-b")); // the session moved on
+        await(queues.release(c, "1 5 node-a")); // the old connection's release comes late
+        assertEquals("2 6 node-b", await(queues.appendAll(c, List.of(new DeviceQueues.Item(0, 3, b("m3"))))).reader(),
+                "a release of another reader leaves the registration");
+        await(queues.release(c, "2 6 node-b"));
+        assertEquals(null, await(queues.appendAll(c, List.of(new DeviceQueues.Item(0, 4, b("m4"))))).reader());
+        String empty = "dev-reader-empty";
+        await(queues.read(empty, 0, 10, "1 1 node-a"));
+        assertTrue(redis.binaryCommands().pttl(prefix + "q:{" + empty + "}:m").toCompletableFuture().join() > 0,
+                "a registration on an empty queue expires");
+    }
+
+    @Test
     void severalMessagesAreQueuedInOneCallInOrderSkippingRepeatsAndTrimmingToTheLimit() {
         String c = "dev-batch";
         assertEquals(false, await(queues.append(c, 0, 1, b("m1"))).duplicate());
@@ -90,7 +111,7 @@ class DeviceQueuesTest {
                 new DeviceQueues.Item(0, 2, b("m2")),
                 new DeviceQueues.Item(0, 2, b("m2")), // twice in one call
                 new DeviceQueues.Item(1, 7, b("m3")),
-                new DeviceQueues.Item(0, 3, b("m4")))));
+                new DeviceQueues.Item(0, 3, b("m4"))))).items();
         assertEquals(5, r.size(), "one answer per message");
         assertEquals(List.of(true, false, true, false, false), r.stream().map(DeviceQueues.Appended::duplicate).toList());
         assertTrue(r.get(1).seq() < r.get(3).seq() && r.get(3).seq() < r.get(4).seq(), "sequence follows the call's order");
@@ -110,13 +131,13 @@ class DeviceQueuesTest {
             items.add(new DeviceQueues.Item(i % 3, 100 + i, b("m" + i)));
             expected.add("m" + i);
         }
-        List<DeviceQueues.Appended> r = await(big.appendAll(c, items));
+        List<DeviceQueues.Appended> r = await(big.appendAll(c, items)).items();
         assertEquals(250, r.stream().filter(a -> !a.duplicate()).count());
         for (int i = 1; i < r.size(); i++) {
             assertEquals(r.get(i - 1).seq() + 1, r.get(i).seq(), "consecutive sequence numbers");
         }
         assertEquals(expected, texts(await(big.read(c, 0, 1000))));
-        assertTrue(await(big.appendAll(c, items)).stream().allMatch(DeviceQueues.Appended::duplicate),
+        assertTrue(await(big.appendAll(c, items)).items().stream().allMatch(DeviceQueues.Appended::duplicate),
                 "the same call again queues nothing");
     }
 

@@ -9,6 +9,7 @@ import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.session.MessageDrops;
+import io.fleetmq.session.QueueReaderTag;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -115,37 +116,70 @@ public final class DeviceQueueWriter {
     private CompletableFuture<?> append(CompletableFuture<?> previous, String clientId, List<Downlink> chunk,
             List<DeviceQueues.Item> items) {
         return previous.thenCompose(x -> queues.appendAll(clientId, items)).thenCompose(results -> {
-            List<CompletableFuture<?>> told = new ArrayList<>(results.size());
-            for (int i = 0; i < results.size(); i++) {
-                DeviceQueues.Appended appended = results.get(i);
+            List<Map.Entry<String, Long>> readers = readers(clientId, results.reader());
+            List<CompletableFuture<?>> told = new ArrayList<>(results.items().size());
+            boolean repeats = false;
+            for (int i = 0; i < results.items().size(); i++) {
+                DeviceQueues.Appended appended = results.items().get(i);
                 for (long n = 0; n < appended.dropped(); n++) {
                     drops.count(MessageDrops.Reason.SESSION_QUEUE_FULL);
                 }
                 if (!appended.duplicate()) {
-                    told.add(tell(clientId, appended.seq(), chunk.get(i)));
+                    told.add(tell(readers, clientId, appended.seq(), chunk.get(i)));
                 }
+                repeats |= appended.duplicate();
+            }
+            if (repeats) {
+                // Stored by an earlier attempt whose notices may not have gone out (the batch is
+                // written again because that attempt failed): the reader is told to look.
+                told.add(tell(readers, clientId, 0, chunk.get(0)));
             }
             return CompletableFuture.allOf(told.toArray(CompletableFuture[]::new));
         });
     }
 
     /**
-     * The node holding the connected session learns of the new entry at once: this node directly,
-     * another through its node topic. The notice only saves a read: the entry is in Redis before it,
-     * and a session that misses it (not connected yet, connected elsewhere by now) reads its queue
-     * when it connects, or at the next notice that does not follow on from what it has.
+     * Where the connected session that reads the client's queue is: the reader registered in the
+     * queue when the entries were appended (a connection's first read registers it, so this never
+     * misses a connection that read before the append), and the node this node's directory has the
+     * session connected to, if that is another; only live incarnations.
      */
-    private CompletableFuture<?> tell(String clientId, long seq, Downlink d) {
-        SessionState state = directory.get(clientId).orElse(null);
-        if (state == null || !state.connected() || !membership.isAlive(state.nodeId(), state.nodeIncarnation())) {
-            return CompletableFuture.completedFuture(null); // it reads its queue when it connects
+    private List<Map.Entry<String, Long>> readers(String clientId, String registered) {
+        List<Map.Entry<String, Long>> out = new ArrayList<>(2);
+        Map.Entry<String, Long> reader = QueueReaderTag.nodeOf(registered);
+        if (reader != null && membership.isAlive(reader.getKey(), reader.getValue())) {
+            out.add(reader);
         }
-        if (state.nodeId().equals(nodeId) && state.nodeIncarnation() == membership.incarnation()) {
-            localCommands.accept(new NodeCommand.Queued(clientId, seq, d));
+        SessionState state = directory.get(clientId).orElse(null);
+        if (state != null && state.connected() && membership.isAlive(state.nodeId(), state.nodeIncarnation())) {
+            Map.Entry<String, Long> connected = Map.entry(state.nodeId(), state.nodeIncarnation());
+            if (!out.contains(connected)) {
+                out.add(connected);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The nodes holding the connected session learn of the new entry at once: this node directly,
+     * another through its node topic. The notice only saves a read: the entry is in Redis before it,
+     * and a session that is not connected reads its queue when it connects.
+     */
+    private CompletableFuture<?> tell(List<Map.Entry<String, Long>> readers, String clientId, long seq, Downlink d) {
+        if (readers.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return producer.send(topics.node(state.nodeId()), clientId,
-                ClusterCodec.encode(new NodeCommand.Queued(clientId, seq, d)));
+        NodeCommand.Queued notice = new NodeCommand.Queued(clientId, seq, d);
+        List<CompletableFuture<?>> sent = new ArrayList<>(readers.size());
+        for (Map.Entry<String, Long> reader : readers) {
+            if (reader.getKey().equals(nodeId) && reader.getValue() == membership.incarnation()) {
+                localCommands.accept(notice);
+            } else {
+                sent.add(producer.send(topics.node(reader.getKey()), clientId, ClusterCodec.encode(notice)));
+            }
+        }
+        return sent.isEmpty() ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
     }
 
     /** Before committing: everything of the batch is in Redis; false (after a pause) to read it again. */
