@@ -1,0 +1,143 @@
+package io.fleetmq.session.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.core.cluster.Downlink;
+import io.fleetmq.core.cluster.NodeCommand;
+import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.subscription.Subscription;
+import io.fleetmq.kafka.BrokerTopics;
+import io.fleetmq.kafka.KafkaClients;
+import io.fleetmq.kafka.KafkaSettings;
+import io.fleetmq.kafka.TopicLayout;
+import io.fleetmq.kafka.cluster.ClusterProducer;
+import io.fleetmq.kafka.cluster.ClusterSettings;
+import io.fleetmq.kafka.cluster.Membership;
+import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.persistence.redis.Redis;
+import io.fleetmq.persistence.redis.RedisSettings;
+import io.fleetmq.session.MessageDrops;
+import io.fleetmq.session.QueueReaderTag;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.TestServices;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Who the DEVICE queue writer tells of a new entry, on the embedded Kafka and Redis. The writer's
+ * directory here never hears of the client's connection: as on a node whose copy of the
+ * {@code sessions} topic lags behind the connect that just happened.
+ */
+class DeviceQueueWriterTest {
+
+    private static final String NODE = "writer-node";
+    private static final String CLIENT = "dev-1";
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final List<NodeCommand> notices = new CopyOnWriteArrayList<>();
+    private Membership membership;
+    private DeviceQueues queues;
+    private DeviceQueueWriter writer;
+
+    @BeforeEach
+    void writer() throws Exception {
+        TestServices services = TestServices.shared();
+        String prefix = "w" + System.nanoTime() + ".";
+        KafkaSettings settings = new KafkaSettings(services.kafkaBootstrapServers(), prefix, 1, 2, 1, (short) 1,
+                Duration.ofSeconds(5));
+        BrokerTopics topics = new BrokerTopics(prefix);
+        KafkaClients clients = new KafkaClients(settings, NODE);
+        Admin admin = clients.admin();
+        closing.add(admin);
+        TopicLayout layout = new TopicLayout(admin, settings, topics);
+        layout.ensure();
+        layout.ensureNodeTopics(NODE, 1);
+        membership = new Membership(clients, admin,
+                new ClusterSettings(NODE, Duration.ofMillis(200), Duration.ofSeconds(3), 1, Duration.ofSeconds(5), null),
+                System::currentTimeMillis);
+        closing.add(membership);
+        membership.start(Duration.ofSeconds(30));
+        Await.until(Duration.ofSeconds(10), "the node to serve", membership::serving);
+        ClusterProducer producer = new ClusterProducer(clients);
+        closing.add(producer);
+        Redis redis = Redis.connect(new RedisSettings(services.redisUrl(), Duration.ofSeconds(5)));
+        closing.add(redis);
+        queues = new DeviceQueues(redis.binaryCommands(), prefix, 100, Duration.ofMinutes(5));
+        writer = new DeviceQueueWriter(queues, new SessionDirectory(), membership, producer, topics,
+                new MessageDrops(new SimpleMeterRegistry()), Duration.ofSeconds(10), NODE, notices::add);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        closing.clear();
+    }
+
+    private static Downlink downlink(long sourceOffset) {
+        BrokerMessage m = new BrokerMessage("d/" + CLIENT, ("m" + sourceOffset).getBytes(StandardCharsets.UTF_8), 1,
+                false, "pub", System.currentTimeMillis(), BrokerMessage.NO_EXPIRY, BrokerMessage.PAYLOAD_FORMAT_ABSENT,
+                null, null, null, List.of());
+        return new Downlink(0, sourceOffset, m, List.of(new Subscription(CLIENT, "d/#", null, 1, false, false, 0, 0,
+                NODE)));
+    }
+
+    private void write(long... sourceOffsets) {
+        for (long offset : sourceOffsets) {
+            writer.handle(downlink(offset), 0, offset);
+        }
+        assertTrue(writer.flushed(), "the batch is in Redis");
+    }
+
+    private List<Long> noticedSeqs() {
+        return notices.stream().map(n -> ((NodeCommand.Queued) n).seq()).toList();
+    }
+
+    @Test
+    void aConnectionThatReadItsQueueHearsOfEveryLaterEntryThoughTheWriterHasNotSeenItConnect() {
+        write(1);
+        assertEquals(List.of(), notices, "nobody reads the queue yet");
+
+        String reader = QueueReaderTag.of(membership.incarnation(), 1, NODE);
+        assertEquals(1, queues.read(CLIENT, 0, 10, reader).toCompletableFuture().join().size());
+        write(2, 3);
+        assertEquals(List.of(2L, 3L), noticedSeqs(), "the entries the first read did not see are announced");
+
+        notices.clear();
+        queues.release(CLIENT, reader).toCompletableFuture().join();
+        write(4);
+        assertEquals(List.of(), notices, "the connection ended: nobody to tell");
+    }
+
+    @Test
+    void aBatchWrittenAgainTellsTheReaderToLookThoughItsEntriesAreStoredAlready() {
+        queues.read(CLIENT, 0, 10, QueueReaderTag.of(membership.incarnation(), 1, NODE)).toCompletableFuture().join();
+        write(1, 2);
+        notices.clear();
+        write(1, 2); // the first attempt's answer was lost: the same records again
+        assertEquals(List.of(0L), noticedSeqs(), "one notice without a sequence number");
+    }
+
+    @Test
+    void aReaderOnANodeThatIsNotAliveIsNotTold() {
+        queues.read(CLIENT, 0, 10, QueueReaderTag.of(membership.incarnation() + 1, 1, NODE)).toCompletableFuture()
+                .join();
+        write(1);
+        queues.read(CLIENT, 0, 10, QueueReaderTag.of(1, 1, "gone-node")).toCompletableFuture().join();
+        write(2);
+        assertEquals(List.of(), notices, "another incarnation of this node, or a node not in the cluster");
+        queues.read(CLIENT, 0, 10, QueueReaderTag.of(membership.incarnation(), 2, NODE)).toCompletableFuture().join();
+        write(3);
+        assertEquals(List.of(3L), noticedSeqs(), "the live incarnation is");
+    }
+}
