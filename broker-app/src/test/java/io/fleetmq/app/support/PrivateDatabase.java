@@ -41,6 +41,25 @@ public final class PrivateDatabase implements AutoCloseable {
         return new PrivateDatabase(url, db);
     }
 
+    /**
+     * The environment that points a node at a schema named after {@code dataDir}, created if it is
+     * not there yet: a node started again on the same data directory finds its tables as it left them.
+     */
+    public static Map<String, String> envFor(java.nio.file.Path dataDir) {
+        TestServices s = TestServices.shared();
+        String name = "n_" + UUID.nameUUIDFromBytes(dataDir.toAbsolutePath().normalize().toString()
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString().replace("-", "").substring(0, 16);
+        try (Connection c = DriverManager.getConnection(s.databaseUrl(), s.databaseUser(), s.databasePassword());
+                Statement st = c.createStatement()) {
+            st.execute("CREATE SCHEMA IF NOT EXISTS " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create test schema " + name, e);
+        }
+        String base = s.databaseUrl();
+        return Map.of("DATABASE_URL", base + (base.contains("?") ? "&" : "?") + "currentSchema=" + name,
+                "DATABASE_USER", s.databaseUser(), "DATABASE_PASSWORD", s.databasePassword());
+    }
+
     public String url() {
         return url;
     }

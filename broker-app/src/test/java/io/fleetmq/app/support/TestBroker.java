@@ -48,9 +48,9 @@ public final class TestBroker implements AutoCloseable {
         env.put("KAFKA_TOPIC_PREFIX", "t" + UUID.randomUUID().toString().substring(0, 8) + ".");
         env.put("KAFKA_PUBLISH_PARTITIONS", "4");
         env.put("REDIS_URL", s.redisUrl());
-        env.put("DATABASE_URL", s.databaseUrl());
-        env.put("DATABASE_USER", s.databaseUser());
-        env.put("DATABASE_PASSWORD", s.databasePassword());
+        // A schema of its own (the same again when the test restarts the node on its data directory):
+        // test classes run side by side, and one's credentials or admin users must not reach another.
+        env.putAll(PrivateDatabase.envFor(dataDir));
         // Tests drive one client far beyond a public broker's per-client publish rate (floods for
         // back-pressure, thousands of messages for queues); the rate limit has tests of its own.
         env.put("MQTT_MAX_PUBLISH_RATE", "0");
