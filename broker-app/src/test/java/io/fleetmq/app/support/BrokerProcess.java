@@ -41,6 +41,11 @@ public final class BrokerProcess implements AutoCloseable {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx512m");
+        // A node of a test lives a minute or two at a few thousand messages a second: the C1
+        // compiler alone serves that, and the build does not spend its two cores on C2 compiling
+        // every node's hot paths again.
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-XX:+UseSerialGC");
         command.add("-jar");
         command.add(jar().toString());
         command.addAll(List.of(args));
