@@ -85,6 +85,21 @@ class TcpProxyTest {
     }
 
     @Test
+    void itTellsHowManyBytesItHoldsInEachDirection() throws IOException {
+        try (Socket s = connect()) {
+            proxy.pause(TcpProxy.Direction.DOWNSTREAM);
+            s.getOutputStream().write(new byte[] {1, 2, 3});
+            // The echo answered: its three bytes wait in the proxy, none went the other way.
+            Await.until(java.time.Duration.ofSeconds(5), "the echo held and the request forwarded",
+                    () -> proxy.held(TcpProxy.Direction.DOWNSTREAM) == 3 && proxy.held(TcpProxy.Direction.UPSTREAM) == 0);
+            proxy.resume(TcpProxy.Direction.DOWNSTREAM);
+            s.setSoTimeout(5_000);
+            assertArrayEquals(new byte[] {1, 2, 3}, read(s.getInputStream(), 3));
+            Await.until(java.time.Duration.ofSeconds(5), "nothing held", () -> proxy.held(TcpProxy.Direction.DOWNSTREAM) == 0);
+        }
+    }
+
+    @Test
     void aPartitionIsSilenceAndHealingResetsWhatLivedThroughIt() throws IOException {
         Socket s = connect();
         proxy.partition();
