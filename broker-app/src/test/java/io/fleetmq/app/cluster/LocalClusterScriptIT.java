@@ -39,7 +39,7 @@ class LocalClusterScriptIT {
                 "LOCAL_CLUSTER_HTTP_BASE", String.valueOf(http),
                 "LOCAL_CLUSTER_SERVICE_BASE", String.valueOf(FreePorts.range(4)),
                 "FLEETMQ_JAR", BrokerProcess.jar().toString(),
-                "JAVA_OPTS", "-Xmx512m");
+                "JAVA_OPTS", "-Xmx512m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
         try {
             String out = run(env, "start", "3");
             assertTrue(out.contains("local cluster of 3 nodes ready"), out);

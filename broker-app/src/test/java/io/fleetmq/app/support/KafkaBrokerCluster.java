@@ -66,7 +66,7 @@ public final class KafkaBrokerCluster implements AutoCloseable {
                 properties(i + 1, voters, dir.resolve("logs"), size).store(out, "test Kafka node " + (i + 1));
             }
             format(config, clusterId);
-            processes.add(new ProcessBuilder(javaBinary(), "-Xmx384m", "-XX:+UseSerialGC",
+            processes.add(new ProcessBuilder(javaBinary(), "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                     "-cp", System.getProperty("java.class.path"), "kafka.Kafka", config.toString())
                     .directory(dir.toFile())
                     .redirectOutput(dir.resolve("stdout.log").toFile())
