@@ -27,18 +27,23 @@ public final class PrivateDatabase implements AutoCloseable {
 
     public static PrivateDatabase create() {
         TestServices s = TestServices.shared();
-        String name = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String url = schema("t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16), false);
+        Database db = Database.open(new DatabaseSettings(url, s.databaseUser(), s.databasePassword(), 4,
+                Duration.ofSeconds(5)));
+        return new PrivateDatabase(url, db);
+    }
+
+    /** Creates schema {@code name} (unless it is there and {@code reuse}) and returns a URL that uses it. */
+    private static String schema(String name, boolean reuse) {
+        TestServices s = TestServices.shared();
         try (Connection c = DriverManager.getConnection(s.databaseUrl(), s.databaseUser(), s.databasePassword());
                 Statement st = c.createStatement()) {
-            st.execute("CREATE SCHEMA " + name);
+            st.execute("CREATE SCHEMA " + (reuse ? "IF NOT EXISTS " : "") + name);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create test schema " + name, e);
         }
         String base = s.databaseUrl();
-        String url = base + (base.contains("?") ? "&" : "?") + "currentSchema=" + name;
-        Database db = Database.open(new DatabaseSettings(url, s.databaseUser(), s.databasePassword(), 4,
-                Duration.ofSeconds(5)));
-        return new PrivateDatabase(url, db);
+        return base + (base.contains("?") ? "&" : "?") + "currentSchema=" + name;
     }
 
     /**
@@ -49,15 +54,8 @@ public final class PrivateDatabase implements AutoCloseable {
         TestServices s = TestServices.shared();
         String name = "n_" + UUID.nameUUIDFromBytes(dataDir.toAbsolutePath().normalize().toString()
                 .getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString().replace("-", "").substring(0, 16);
-        try (Connection c = DriverManager.getConnection(s.databaseUrl(), s.databaseUser(), s.databasePassword());
-                Statement st = c.createStatement()) {
-            st.execute("CREATE SCHEMA IF NOT EXISTS " + name);
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot create test schema " + name, e);
-        }
-        String base = s.databaseUrl();
-        return Map.of("DATABASE_URL", base + (base.contains("?") ? "&" : "?") + "currentSchema=" + name,
-                "DATABASE_USER", s.databaseUser(), "DATABASE_PASSWORD", s.databasePassword());
+        return Map.of("DATABASE_URL", schema(name, true), "DATABASE_USER", s.databaseUser(),
+                "DATABASE_PASSWORD", s.databasePassword());
     }
 
     public String url() {

@@ -11,10 +11,7 @@ import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.embedded.EmbeddedKafkaServer;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaClients;
-import io.fleetmq.kafka.KafkaSettings;
-import io.fleetmq.kafka.TopicLayout;
 import io.fleetmq.kafka.cluster.ClusterProducer;
-import io.fleetmq.kafka.cluster.ClusterSettings;
 import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.kafka.cluster.StateFollower;
 import io.fleetmq.kafka.publish.PublishLog;
@@ -77,22 +74,11 @@ class ConnectSequencerRereadTest {
 
     @BeforeEach
     void sequencer() throws Exception {
-        String prefix = "r" + System.nanoTime() + ".";
-        KafkaSettings settings = new KafkaSettings(kafka.bootstrapServers(), prefix, 1, 2, 1, (short) 1,
-                Duration.ofSeconds(5));
-        topics = new BrokerTopics(prefix);
-        clients = new KafkaClients(settings, NODE);
-        Admin admin = clients.admin();
-        closing.add(admin);
-        TopicLayout layout = new TopicLayout(admin, settings, topics);
-        layout.ensure();
-        layout.ensureNodeTopics(NODE, 1);
-        membership = new Membership(clients, admin,
-                new ClusterSettings(NODE, Duration.ofMillis(200), Duration.ofSeconds(3), 1, Duration.ofSeconds(5), null),
-                System::currentTimeMillis);
-        closing.add(membership);
-        membership.start(Duration.ofSeconds(30));
-        Await.until(Duration.ofSeconds(10), "the node to serve", membership::serving);
+        KafkaNode node = KafkaNode.start(kafka.bootstrapServers(), "r" + System.nanoTime() + ".", NODE, closing);
+        topics = node.topics();
+        clients = node.clients();
+        membership = node.membership();
+        Admin admin = node.admin();
         directory = new SessionDirectory();
         StateFollower follower = new StateFollower(clients, admin, topics.sessions(), record -> {
             try {

@@ -9,17 +9,13 @@ import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaClients;
-import io.fleetmq.kafka.KafkaSettings;
-import io.fleetmq.kafka.TopicLayout;
 import io.fleetmq.kafka.cluster.ClusterProducer;
-import io.fleetmq.kafka.cluster.ClusterSettings;
 import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.persistence.redis.Redis;
 import io.fleetmq.persistence.redis.RedisSettings;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.QueueReaderTag;
-import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.TestServices;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,21 +47,10 @@ class DeviceQueueWriterTest {
     void writer() throws Exception {
         TestServices services = TestServices.shared();
         String prefix = "w" + System.nanoTime() + ".";
-        KafkaSettings settings = new KafkaSettings(services.kafkaBootstrapServers(), prefix, 1, 2, 1, (short) 1,
-                Duration.ofSeconds(5));
-        BrokerTopics topics = new BrokerTopics(prefix);
-        KafkaClients clients = new KafkaClients(settings, NODE);
-        Admin admin = clients.admin();
-        closing.add(admin);
-        TopicLayout layout = new TopicLayout(admin, settings, topics);
-        layout.ensure();
-        layout.ensureNodeTopics(NODE, 1);
-        membership = new Membership(clients, admin,
-                new ClusterSettings(NODE, Duration.ofMillis(200), Duration.ofSeconds(3), 1, Duration.ofSeconds(5), null),
-                System::currentTimeMillis);
-        closing.add(membership);
-        membership.start(Duration.ofSeconds(30));
-        Await.until(Duration.ofSeconds(10), "the node to serve", membership::serving);
+        KafkaNode node = KafkaNode.start(services.kafkaBootstrapServers(), prefix, NODE, closing);
+        BrokerTopics topics = node.topics();
+        KafkaClients clients = node.clients();
+        membership = node.membership();
         ClusterProducer producer = new ClusterProducer(clients);
         closing.add(producer);
         Redis redis = Redis.connect(new RedisSettings(services.redisUrl(), Duration.ofSeconds(5)));
