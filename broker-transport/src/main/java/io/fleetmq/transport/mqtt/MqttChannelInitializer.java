@@ -22,6 +22,8 @@ import io.netty.handler.codec.mqtt.MqttConstant;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
 import io.netty.handler.ssl.SslContext;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import jdk.net.ExtendedSocketOptions;
 
@@ -49,7 +51,7 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
     private final NodeLimits limits;
     private final ConnectionRate rate;
     /** Whether the listener has stopped accepting for a moment (over its rate). */
-    private final java.util.concurrent.atomic.AtomicBoolean acceptPaused = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean acceptPaused = new AtomicBoolean();
     private volatile java.util.Set<String> allowedOrigins = java.util.Set.of();
     private volatile ProxyRefusals proxyProtocol;
     private volatile Supplier<ChannelHandler> observer;
@@ -184,11 +186,11 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
             return;
         }
         listener.config().setAutoRead(false);
-        long delay = Math.max(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1), rate.nanosUntilNext());
+        long delay = Math.max(TimeUnit.MILLISECONDS.toNanos(1), rate.nanosUntilNext());
         listener.eventLoop().schedule(() -> {
             acceptPaused.set(false);
             listener.config().setAutoRead(true);
-        }, delay, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }, delay, TimeUnit.NANOSECONDS);
     }
 
     /**
