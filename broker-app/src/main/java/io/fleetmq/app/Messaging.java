@@ -264,6 +264,8 @@ final class Messaging implements AutoCloseable {
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
+                        // A hand-off queued again is recognised by its source position.
+                        .withCommitInterval(PublishConsumer.COMMIT_INTERVAL)
                         .withSessionTimeout(cluster.nodeTimeout())
                         .withSupervisor(loops)
                         .withDeadLetters(new DeadLetters(clusterProducer, topics, meters, requestTimeout)));

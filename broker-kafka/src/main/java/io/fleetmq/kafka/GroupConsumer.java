@@ -72,22 +72,33 @@ public final class GroupConsumer<T> implements AutoCloseable {
     /** The optional hooks of a consumer; every one runs on the consumer thread. */
     public record Hooks(BooleanSupplier beforeCommit, Consumer<Set<Integer>> ownership, Runnable idle,
                         Duration pollTimeout, Duration sessionTimeout, LoopSupervisor supervisor,
-                        DeadLetters deadLetters) {
+                        DeadLetters deadLetters, Duration commitInterval) {
 
         public static Hooks none() {
-            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null, null, null);
+            return new Hooks(() -> true, owned -> { }, () -> { }, Duration.ofSeconds(1), null, null, null, Duration.ZERO);
+        }
+
+        /**
+         * Commits handled batches at most this often (and whenever a poll finds nothing new, a
+         * partition is revoked or the consumer stops), instead of after every batch: for consumers
+         * whose handlers recognise a record handled again, where a commit per batch of a few records
+         * costs more than the batch. After a crash the next owner handles up to this much again.
+         */
+        public Hooks withCommitInterval(Duration interval) {
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, supervisor, deadLetters,
+                    interval);
         }
 
         public Hooks withBeforeCommit(BooleanSupplier b) {
-            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout, supervisor, deadLetters);
+            return new Hooks(b, ownership, idle, pollTimeout, sessionTimeout, supervisor, deadLetters, commitInterval);
         }
 
         public Hooks withOwnership(Consumer<Set<Integer>> o) {
-            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout, supervisor, deadLetters);
+            return new Hooks(beforeCommit, o, idle, pollTimeout, sessionTimeout, supervisor, deadLetters, commitInterval);
         }
 
         public Hooks withIdle(Runnable i, Duration everyAtMost) {
-            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout, supervisor, deadLetters);
+            return new Hooks(beforeCommit, ownership, i, everyAtMost, sessionTimeout, supervisor, deadLetters, commitInterval);
         }
 
         /**
@@ -96,7 +107,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
          * watches (its give-up shows only in {@link #isRunning()}).
          */
         public Hooks withSupervisor(LoopSupervisor s) {
-            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, s, deadLetters);
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, s, deadLetters, commitInterval);
         }
 
         /**
@@ -104,7 +115,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
          * instead of being skipped; a batch is committed only once its dead letters are stored.
          */
         public Hooks withDeadLetters(DeadLetters d) {
-            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, supervisor, d);
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, sessionTimeout, supervisor, d, commitInterval);
         }
 
         /**
@@ -113,7 +124,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
          * {@code group.min.session.timeout.ms} (6 s by default).
          */
         public Hooks withSessionTimeout(Duration timeout) {
-            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout, supervisor, deadLetters);
+            return new Hooks(beforeCommit, ownership, idle, pollTimeout, timeout, supervisor, deadLetters, commitInterval);
         }
     }
 
@@ -149,6 +160,10 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
     /** Offsets (next to read) of records handled but not yet committed synchronously; consumer thread only. */
     private final Map<TopicPartition, OffsetAndMetadata> handled = new HashMap<>();
+    /** Offsets handled since the last asynchronous commit; consumer thread only. */
+    private final Map<TopicPartition, OffsetAndMetadata> uncommitted = new HashMap<>();
+    /** When the last asynchronous commit was sent ({@link System#nanoTime()}); consumer thread only. */
+    private long committedAt;
 
     /**
      * @param role names the consumer in thread names, client IDs and meter tags, e.g. {@code publish}
@@ -255,6 +270,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
                 created.wakeup(); // closed while the consumer was being created
             }
         }
+        committedAt = System.nanoTime(); // the first commit comes after the interval, or when idle
         try {
             consumer.subscribe(List.of(topic), new Rebalance());
             while (!stopping) {
@@ -262,6 +278,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
                 lag = currentLag();
                 hooks.idle().run();
                 if (records.isEmpty()) {
+                    commitAsync(); // nothing new: what waited for the interval goes now
                     progress.made();
                     continue;
                 }
@@ -286,13 +303,10 @@ public final class GroupConsumer<T> implements AutoCloseable {
                     continue;
                 }
                 handled.putAll(batch);
-                consumer.commitAsync(batch, (offsets, exception) -> {
-                    if (exception != null) {
-                        // Not fatal: the next commit covers these offsets, at worst records are redelivered.
-                        commitErrors.increment();
-                        log.warn("Committing offsets of {} failed: {}", topic, exception.toString());
-                    }
-                });
+                uncommitted.putAll(batch);
+                if (System.nanoTime() - committedAt >= hooks.commitInterval().toNanos()) {
+                    commitAsync();
+                }
                 progress.made();
             }
         } catch (RuntimeException | Error e) {
@@ -303,6 +317,21 @@ public final class GroupConsumer<T> implements AutoCloseable {
         } finally {
             shutDown();
         }
+    }
+
+    private void commitAsync() {
+        if (uncommitted.isEmpty()) {
+            return;
+        }
+        consumer.commitAsync(new HashMap<>(uncommitted), (offsets, exception) -> {
+            if (exception != null) {
+                // Not fatal: the next commit covers these offsets, at worst records are redelivered.
+                commitErrors.increment();
+                log.warn("Committing offsets of {} failed: {}", topic, exception.toString());
+            }
+        });
+        uncommitted.clear();
+        committedAt = System.nanoTime();
     }
 
     private void deliver(ConsumerRecord<String, byte[]> record) {
@@ -357,6 +386,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
             log.warn("Closing the {} consumer failed: {}", role, e.toString());
         } finally {
             handled.clear();
+            uncommitted.clear();
         }
         try {
             setOwned(Set.of());
@@ -434,6 +464,7 @@ public final class GroupConsumer<T> implements AutoCloseable {
 
         private void forget(Collection<TopicPartition> partitions) {
             handled.keySet().removeAll(partitions);
+            uncommitted.keySet().removeAll(partitions);
             Set<Integer> now = new HashSet<>(owned);
             partitions.forEach(p -> now.remove(p.partition()));
             setOwned(now);

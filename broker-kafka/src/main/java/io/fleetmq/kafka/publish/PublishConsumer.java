@@ -73,8 +73,16 @@ public final class PublishConsumer implements AutoCloseable {
                         .withBeforeCommit(Objects.requireNonNull(beforeCommit, "beforeCommit"))
                         .withSessionTimeout(sessionTimeout)
                         .withSupervisor(supervisor)
-                        .withDeadLetters(deadLetters));
+                        .withDeadLetters(deadLetters)
+                        .withCommitInterval(COMMIT_INTERVAL));
     }
+
+    /**
+     * How often routed batches are committed at most. A record routed again (after the routing node
+     * died, at most this much) reaches each subscriber once: delivery gates, DEVICE queues and
+     * APPLICATION backlog readers recognise it (docs/cluster.md).
+     */
+    public static final java.time.Duration COMMIT_INTERVAL = java.time.Duration.ofMillis(100);
 
     /** The consumer group all nodes of a broker share for the {@code publish} topic. */
     public static String groupId(String topicPrefix) {

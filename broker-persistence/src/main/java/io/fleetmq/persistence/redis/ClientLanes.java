@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -28,6 +29,11 @@ import java.util.function.Supplier;
  * remove makes a waiting packet identifier of the same entry moot, a second remove of one entry
  * shares the first, and a newer packet identifier replaces an older one. So a client holds at most
  * one waiting write per entry it had in flight, and no more than one delete.
+ *
+ * <p>Removes and packet identifiers that wait behind a running operation go to Redis together, in
+ * their order, as one call of the merger the lanes were made with (see {@link #submitWrite}): a
+ * client acknowledging a window of messages costs one round trip for the lot rather than one per
+ * message, and its reads wait behind fewer calls.
  *
  * <p>Thread-safe; the bookkeeping is under one lock, the Redis commands run outside it.
  */
@@ -51,20 +57,32 @@ final class ClientLanes {
         }
     }
 
+    /** Most waiting writes merged into one call. */
+    static final int MAX_MERGED = 256;
+
+    /** A write that can be merged with its neighbours: what {@link #submitWrite} was given. */
+    record Write(Op op, long seq, int arg) {
+    }
+
     private static final class Task {
         final Op op;
         final long seq;
         final Supplier<CompletionStage<?>> action;
+        /** A mergeable write, or null. */
+        final Write write;
+        /** A merged call: the tasks it completes; null for a task of its own. */
+        List<Task> parts;
         final CompletableFuture<Object> result = new CompletableFuture<>();
         /** What a moot operation completes with: nothing, or no messages deleted. */
         final Object mootValue;
         volatile boolean moot;
         int attempts;
 
-        Task(Op op, long seq, Supplier<CompletionStage<?>> action) {
+        Task(Op op, long seq, Supplier<CompletionStage<?>> action, Write write) {
             this.op = op;
             this.seq = seq;
             this.action = action;
+            this.write = write;
             this.mootValue = op == Op.DELETE ? (Object) 0L : null;
         }
     }
@@ -76,6 +94,7 @@ final class ClientLanes {
 
     private final ScheduledExecutorService retryTimer;
     private final Consumer<Op> onError;
+    private final BiFunction<String, List<Write>, CompletionStage<?>> merger;
     private final Map<String, Lane> lanes = new HashMap<>();
     private final AtomicInteger pending = new AtomicInteger();
 
@@ -84,8 +103,18 @@ final class ClientLanes {
      * @param onError    told of every failed attempt, for the error counter
      */
     ClientLanes(ScheduledExecutorService retryTimer, Consumer<Op> onError) {
+        this(retryTimer, onError, null);
+    }
+
+    /**
+     * @param merger runs one or more writes given to {@link #submitWrite}, in order, as one atomic
+     *               call; null if nothing is submitted that way
+     */
+    ClientLanes(ScheduledExecutorService retryTimer, Consumer<Op> onError,
+            BiFunction<String, List<Write>, CompletionStage<?>> merger) {
         this.retryTimer = retryTimer;
         this.onError = onError;
+        this.merger = merger;
     }
 
     /** Operations waiting or running, over all clients. */
@@ -95,7 +124,27 @@ final class ClientLanes {
 
     @SuppressWarnings("unchecked")
     <T> CompletableFuture<T> submit(String clientId, Op op, long seq, Supplier<? extends CompletionStage<T>> action) {
-        Task task = new Task(op, seq, (Supplier<CompletionStage<?>>) (Supplier<?>) action);
+        return (CompletableFuture<T>) enqueue(clientId,
+                new Task(op, seq, (Supplier<CompletionStage<?>>) (Supplier<?>) action, null));
+    }
+
+    /**
+     * A remove or packet identifier ({@code arg}) for entry {@code seq}, run by the merger together
+     * with the writes of the same kinds waiting next to it; completes (with null) once Redis took it.
+     */
+    CompletableFuture<Object> submitWrite(String clientId, Op op, long seq, int arg) {
+        if (op != Op.REMOVE && op != Op.SENT_WITH) {
+            throw new IllegalArgumentException("not a mergeable write: " + op);
+        }
+        if (merger == null) {
+            throw new IllegalStateException("these lanes merge no writes");
+        }
+        return enqueue(clientId, new Task(op, seq, null, new Write(op, seq, arg)));
+    }
+
+    private CompletableFuture<Object> enqueue(String clientId, Task task) {
+        Op op = task.op;
+        long seq = task.seq;
         List<Task> moot = new ArrayList<>();
         Task start = null;
         CompletableFuture<Object> shared = null;
@@ -127,8 +176,7 @@ final class ClientLanes {
                 lane.waiting.add(task);
                 pending.incrementAndGet();
                 if (lane.running == null) {
-                    start = lane.waiting.poll();
-                    lane.running = start;
+                    start = next(clientId, lane);
                 }
             }
         }
@@ -139,7 +187,32 @@ final class ClientLanes {
         if (start != null) {
             run(clientId, start);
         }
-        return (CompletableFuture<T>) (shared != null ? shared : task.result);
+        return shared != null ? shared : task.result;
+    }
+
+    /**
+     * Under the lock: takes the lane's next task and makes it the running one; a mergeable write
+     * takes the mergeable writes waiting right after it along, as one call.
+     */
+    private Task next(String clientId, Lane lane) {
+        Task first = lane.waiting.poll();
+        if (first == null || first.write == null || lane.waiting.isEmpty() || lane.waiting.peek().write == null) {
+            lane.running = first;
+            return first;
+        }
+        List<Task> parts = new ArrayList<>();
+        parts.add(first);
+        while (parts.size() < MAX_MERGED && !lane.waiting.isEmpty() && lane.waiting.peek().write != null) {
+            parts.add(lane.waiting.poll());
+        }
+        List<Write> writes = new ArrayList<>(parts.size());
+        for (Task t : parts) {
+            writes.add(t.write);
+        }
+        Task merged = new Task(first.op, first.seq, () -> merger.apply(clientId, writes), null);
+        merged.parts = parts;
+        lane.running = merged;
+        return merged;
     }
 
     private void run(String clientId, Task task) {
@@ -149,7 +222,7 @@ final class ClientLanes {
         }
         CompletionStage<?> stage;
         try {
-            stage = task.action.get();
+            stage = task.action != null ? task.action.get() : merger.apply(clientId, List.of(task.write));
         } catch (RuntimeException e) {
             stage = CompletableFuture.failedFuture(e);
         }
@@ -174,17 +247,18 @@ final class ClientLanes {
     }
 
     private void finish(String clientId, Task task, Object value, Throwable error) {
-        pending.decrementAndGet();
-        if (error == null) {
-            task.result.complete(value);
-        } else {
-            task.result.completeExceptionally(error);
+        for (Task t : task.parts != null ? task.parts : List.of(task)) {
+            pending.decrementAndGet();
+            if (error == null) {
+                t.result.complete(task.parts != null ? t.mootValue : value);
+            } else {
+                t.result.completeExceptionally(error);
+            }
         }
         Task next;
         synchronized (lanes) {
             Lane lane = lanes.get(clientId);
-            next = lane.waiting.poll();
-            lane.running = next;
+            next = next(clientId, lane);
             if (next == null) {
                 lanes.remove(clientId);
             }

@@ -174,14 +174,38 @@ public final class DeviceQueues {
             """;
     private static final LuaScript RELEASE_SCRIPT = new LuaScript(RELEASE);
 
-    private static final String REMOVE = """
-            redis.call('ZREM', KEYS[1], ARGV[1])
-            redis.call('HDEL', KEYS[2], ARGV[1])
-            redis.call('HDEL', KEYS[4], ARGV[1])
-            redis.call('HDEL', KEYS[3], 't' .. ARGV[1])
-            return 1
+    /*
+     * Removes of entries (acknowledged, expired) and packet identifiers entries were sent with, in
+     * the order asked for: ARGV[1] time to live of the identifiers, then per write its kind ('r' or
+     * 's'), sequence number and packet identifier. An identifier is kept only for an entry still
+     * queued; removes go last, all at once, which gives the same result as in order since a removed
+     * entry is gone for good.
+     */
+    private static final String WRITES = """
+            local removed = {}
+            local stamps = {}
+            local identified = false
+            for i = 2, #ARGV, 3 do
+              local s = ARGV[i + 1]
+              if ARGV[i] == 'r' then
+                removed[#removed + 1] = s
+                stamps[#stamps + 1] = 't' .. s
+              elseif redis.call('ZSCORE', KEYS[1], s) then
+                redis.call('HSET', KEYS[4], s, ARGV[i + 2])
+                identified = true
+              end
+            end
+            if identified then redis.call('PEXPIRE', KEYS[4], ARGV[1]) end
+            for k = 1, #removed, 200 do
+              local last = math.min(k + 199, #removed)
+              redis.call('ZREM', KEYS[1], unpack(removed, k, last))
+              redis.call('HDEL', KEYS[2], unpack(removed, k, last))
+              redis.call('HDEL', KEYS[4], unpack(removed, k, last))
+              redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
+            end
+            return #removed
             """;
-    private static final LuaScript REMOVE_SCRIPT = new LuaScript(REMOVE);
+    private static final LuaScript WRITES_SCRIPT = new LuaScript(WRITES);
 
     /*
      * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
@@ -208,16 +232,6 @@ public final class DeviceQueues {
             return n
             """;
     private static final LuaScript DELETE_SCRIPT = new LuaScript(DELETE);
-
-    private static final String PACKET_ID = """
-            if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-              redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
-              redis.call('PEXPIRE', KEYS[4], ARGV[3])
-              return 1
-            end
-            return 0
-            """;
-    private static final LuaScript PACKET_ID_SCRIPT = new LuaScript(PACKET_ID);
 
     /**
      * One queued message; {@code packetId} is 0 if it was never sent, the identifier it was sent
@@ -274,7 +288,7 @@ public final class DeviceQueues {
             ScheduledExecutorService retryTimer, MeterRegistry meters, LongSupplier clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.meters = meters;
-        this.lanes = new ClientLanes(retryTimer, op -> failed(op.label));
+        this.lanes = new ClientLanes(retryTimer, op -> failed(op.label), this::writeNow);
         if (meters != null) {
             Gauge.builder("fleetmq.redis.pending.writes", lanes, ClientLanes::pending)
                     .description("DEVICE queue operations waiting for Redis (retried until it takes them)")
@@ -415,21 +429,32 @@ public final class DeviceQueues {
 
     /** Removes an entry: acknowledged by the client, or expired. Retried until Redis takes it. */
     public CompletionStage<Void> remove(String clientId, long seq) {
-        return lanes.submit(clientId, ClientLanes.Op.REMOVE, seq, () -> REMOVE_SCRIPT
-                .<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)))
-                .thenApply(r -> (Void) null));
+        return lanes.submitWrite(clientId, ClientLanes.Op.REMOVE, seq, 0).thenApply(r -> (Void) null);
     }
 
     /**
      * Remembers the packet identifier an entry was sent with, for resending it after a reconnect;
-     * negative once PUBREC came for it (see {@link Entry}).
+     * negative once PUBREC came for it (see {@link Entry}). Retried until Redis takes it.
      */
     public CompletionStage<Void> sentWith(String clientId, long seq, int packetId) {
-        return lanes.submit(clientId, ClientLanes.Op.SENT_WITH, seq, () -> PACKET_ID_SCRIPT
-                .<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), bytes(Long.toString(seq)),
-                        bytes(Integer.toString(packetId)), bytes(Long.toString(ttl.toMillis())))
-                .thenApply(r -> (Void) null));
+        return lanes.submitWrite(clientId, ClientLanes.Op.SENT_WITH, seq, packetId).thenApply(r -> (Void) null);
     }
+
+    /** Runs removes and packet identifiers of one client as one script, in order. */
+    private CompletionStage<?> writeNow(String clientId, List<ClientLanes.Write> writes) {
+        byte[][] args = new byte[1 + 3 * writes.size()][];
+        args[0] = bytes(Long.toString(ttl.toMillis()));
+        int a = 1;
+        for (ClientLanes.Write w : writes) {
+            args[a++] = w.op() == ClientLanes.Op.REMOVE ? REMOVE_KIND : SENT_WITH_KIND;
+            args[a++] = bytes(Long.toString(w.seq()));
+            args[a++] = bytes(Integer.toString(w.arg()));
+        }
+        return WRITES_SCRIPT.<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), args);
+    }
+
+    private static final byte[] REMOVE_KIND = {'r'};
+    private static final byte[] SENT_WITH_KIND = {'s'};
 
     /**
      * Deletes the client's queue: its session ended. Completes with the number of messages it held

@@ -163,4 +163,81 @@ class ClientLanesTest {
         assertTrue(f.isCompletedExceptionally());
         assertEquals(0, noRetries.pending());
     }
+
+    /** Lanes whose merger records each call, and whose calls wait for {@link #gate} while it is set. */
+    private final List<List<String>> mergedCalls = Collections.synchronizedList(new ArrayList<>());
+    private volatile CompletableFuture<Object> gate;
+    private final ClientLanes merging = new ClientLanes(timer,
+            op -> errors.computeIfAbsent(op, o -> new AtomicInteger()).incrementAndGet(), (client, writes) -> {
+                attempts.incrementAndGet();
+                CompletableFuture<Object> wait = gate;
+                if (!redisUp.get()) {
+                    return CompletableFuture.failedFuture(new IllegalStateException("Connection refused"));
+                }
+                List<String> call = new ArrayList<>();
+                for (ClientLanes.Write w : writes) {
+                    call.add((w.op() == ClientLanes.Op.REMOVE ? "remove " : "sent ") + client + " " + w.seq()
+                            + (w.op() == ClientLanes.Op.SENT_WITH ? " " + w.arg() : ""));
+                }
+                mergedCalls.add(call);
+                return wait == null ? CompletableFuture.completedFuture(null) : wait;
+            });
+
+    @Test
+    void writesWaitingBehindACallGoToRedisTogetherInTheirOrder() {
+        gate = new CompletableFuture<>();
+        CompletableFuture<Object> first = merging.submitWrite("c1", ClientLanes.Op.SENT_WITH, 1, 11);
+        List<CompletableFuture<Object>> waiting = new ArrayList<>();
+        waiting.add(merging.submitWrite("c1", ClientLanes.Op.SENT_WITH, 2, 12));
+        waiting.add(merging.submitWrite("c1", ClientLanes.Op.REMOVE, 5, 0));
+        waiting.add(merging.submitWrite("c1", ClientLanes.Op.SENT_WITH, 3, 13));
+        waiting.add(merging.submitWrite("c1", ClientLanes.Op.REMOVE, 6, 0));
+        CompletableFuture<Object> read = merging.submit("c1", ClientLanes.Op.READ, 0, () -> redis("read c1"));
+        CompletableFuture<Object> after = merging.submitWrite("c1", ClientLanes.Op.REMOVE, 7, 0);
+        assertEquals(List.of(List.of("sent c1 1 11")), mergedCalls, "the first write runs alone");
+        assertEquals(7, merging.pending());
+
+        CompletableFuture<Object> g = gate;
+        gate = null;
+        g.complete(null);
+        after.orTimeout(20, java.util.concurrent.TimeUnit.SECONDS).join();
+        assertTrue(first.isDone() && read.isDone());
+        waiting.forEach(f -> assertTrue(f.isDone() && !f.isCompletedExceptionally()));
+        assertEquals(List.of(List.of("sent c1 1 11"),
+                List.of("sent c1 2 12", "remove c1 5", "sent c1 3 13", "remove c1 6"),
+                List.of("remove c1 7")), mergedCalls, "a read is not merged over: the writes after it wait for it");
+        assertEquals(List.of("read c1"), applied);
+        assertEquals(0, merging.pending());
+    }
+
+    @Test
+    void aMergedCallThatFailsIsRetriedWholeAndADeleteMakesItMoot() {
+        gate = new CompletableFuture<>();
+        merging.submitWrite("c1", ClientLanes.Op.REMOVE, 1, 0);
+        CompletableFuture<Object> a = merging.submitWrite("c1", ClientLanes.Op.REMOVE, 2, 0);
+        CompletableFuture<Object> b = merging.submitWrite("c1", ClientLanes.Op.SENT_WITH, 3, 7);
+        redisUp.set(false);
+        CompletableFuture<Object> g = gate;
+        gate = null;
+        g.complete(null);
+        Await.until(Duration.ofSeconds(20), "the merged call failed twice", () -> errors.containsKey(ClientLanes.Op.REMOVE)
+                && errors.get(ClientLanes.Op.REMOVE).get() >= 2);
+        assertFalse(a.isDone() || b.isDone(), "not given up on");
+        redisUp.set(true);
+        b.orTimeout(20, java.util.concurrent.TimeUnit.SECONDS).join();
+        assertEquals(List.of(List.of("remove c1 1"), List.of("remove c1 2", "sent c1 3 7")), mergedCalls,
+                "retried as one call, in order");
+
+        mergedCalls.clear();
+        redisUp.set(false);
+        CompletableFuture<Object> c = merging.submitWrite("c1", ClientLanes.Op.REMOVE, 4, 0);
+        Await.until(Duration.ofSeconds(20), "the remove is retrying", () -> attempts.get() >= 6);
+        CompletableFuture<Object> deleted = merging.submit("c1", ClientLanes.Op.DELETE, 0, () -> redis("delete c1"));
+        redisUp.set(true);
+        deleted.orTimeout(20, java.util.concurrent.TimeUnit.SECONDS).join();
+        assertTrue(c.isDone());
+        assertEquals(List.of(), mergedCalls, "the moot remove was not applied after all");
+        assertEquals(List.of("delete c1"), applied);
+        assertEquals(0, merging.pending());
+    }
 }

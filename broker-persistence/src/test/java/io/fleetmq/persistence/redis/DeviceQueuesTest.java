@@ -178,6 +178,38 @@ class DeviceQueuesTest {
     }
 
     @Test
+    void removesAndPacketIdentifiersAskedForTogetherAreAppliedInOneGoAsInOrder() {
+        DeviceQueues roomy = new DeviceQueues(redis.binaryCommands(), prefix, 100, Duration.ofMinutes(10));
+        String c = "dev-merged";
+        long[] seq = new long[20];
+        for (int i = 0; i < seq.length; i++) {
+            seq[i] = await(roomy.append(c, 0, i, b("m" + i))).seq();
+        }
+        // Asked for without waiting, as a session sending a window and taking its acknowledgements
+        // does: all but the first wait behind the one running and go to Redis as one script.
+        List<java.util.concurrent.CompletionStage<Void>> writes = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            writes.add(roomy.sentWith(c, seq[i], 100 + i));
+        }
+        for (int i = 0; i < 5; i++) {
+            writes.add(roomy.remove(c, seq[i]));
+        }
+        writes.add(roomy.sentWith(c, seq[0], 999)); // for an entry removed just before: not kept
+        writes.add(roomy.sentWith(c, seq[7], -107)); // PUBREC came for it
+        writes.forEach(DeviceQueuesTest::await);
+
+        List<DeviceQueues.Entry> left = await(roomy.read(c, 0, 100));
+        assertEquals(15, left.size());
+        assertEquals(seq[5], left.get(0).seq());
+        assertEquals(List.of(105, 106, -107, 108, 109, 0), left.subList(0, 6).stream().map(DeviceQueues.Entry::packetId)
+                .toList());
+        List<String> stamps = redis.sync().hkeys(roomy.keysOf(c).get(2)).stream().filter(k -> k.startsWith("t")).toList();
+        assertEquals(15, stamps.size(), "the removed entries' time stamps went with them: " + stamps);
+        List<String> identified = redis.sync().hkeys(roomy.keysOf(c).get(3));
+        assertEquals(5, identified.size(), "no packet identifier of a removed entry stays: " + identified);
+    }
+
+    @Test
     void aQueueExpiresAfterItsTtlAndCanBeDeleted() {
         String c = "dev-ttl";
         await(queues.append(c, 0, 1, b("t")));
