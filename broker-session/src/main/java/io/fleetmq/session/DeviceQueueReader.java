@@ -31,17 +31,37 @@ final class DeviceQueueReader {
     /** Shared by every client: a storm of failures costs a few lines, see {@link LogLimit}. */
     private static final LogLimit LOG_LIMIT = new LogLimit(20, java.time.Duration.ofSeconds(10));
 
+    /**
+     * How long the packet identifier of a QoS 1 entry waits before it is written to the queue: an
+     * acknowledgement within that time makes the write moot, so a client that keeps up costs one
+     * Redis write per message (the remove) instead of two. The connection's end writes what waits.
+     */
+    static final long PACKET_ID_DELAY_MILLIS = 50;
+
     /** An entry of the queue in flight: the queue keeps it until its flow completes. */
     final class Entry implements OutboundFlow.Origin {
         private final long seq;
+        private final int qos;
 
-        Entry(long seq) {
+        Entry(long seq, int qos) {
             this.seq = seq;
+            this.qos = qos;
         }
 
         @Override
         public void sent(int packetId) {
-            services.deviceQueues().sentWith(clientId, seq, packetId);
+            if (qos == 1) {
+                unrecorded.put(seq, packetId);
+                if (!flushScheduled) {
+                    flushScheduled = true;
+                    services.timers().schedule(() -> tell.accept(DeviceQueueReader.this::recordPacketIds),
+                            PACKET_ID_DELAY_MILLIS, TimeUnit.MILLISECONDS);
+                }
+            } else {
+                // QoS 2 at once: the client must get it again under this identifier, or it would
+                // take a resend under another for a new message.
+                services.deviceQueues().sentWith(clientId, seq, packetId);
+            }
         }
 
         @Override
@@ -51,9 +71,14 @@ final class DeviceQueueReader {
 
         @Override
         public void completed() {
+            unrecorded.remove(seq);
             services.deviceQueues().remove(clientId, seq);
         }
     }
+
+    /** Packet identifiers of QoS 1 entries sent and not yet written to the queue, by sequence number. */
+    private final java.util.LinkedHashMap<Long, Integer> unrecorded = new java.util.LinkedHashMap<>();
+    private boolean flushScheduled;
 
     private final String clientId;
     private final SessionServices services;
@@ -107,10 +132,20 @@ final class DeviceQueueReader {
 
     /** The connection ended: it no longer wants to hear of new entries. */
     void disconnected() {
+        recordPacketIds(); // before a next connection's read, which waits for the writes asked for before it
         if (active) {
             services.deviceQueues().release(clientId, tag);
         }
         active = false;
+    }
+
+    /** Writes the packet identifiers of QoS 1 entries that are still unacknowledged. */
+    private void recordPacketIds() {
+        flushScheduled = false;
+        for (java.util.Map.Entry<Long, Integer> e : unrecorded.entrySet()) {
+            services.deviceQueues().sentWith(clientId, e.getKey(), e.getValue());
+        }
+        unrecorded.clear();
     }
 
     /** Whether {@code origin} is an entry of the queue. */
@@ -202,7 +237,7 @@ final class DeviceQueueReader {
     private void deliver(long seq, byte[] value, int packetId) {
         if (packetId < 0 && !outbound.inUse(-packetId)) {
             // PUBREC came before the client left: the QoS 2 flow continues with PUBREL [MQTT-4.4.0-1].
-            outbound.resumeReleased(-packetId, new Entry(seq));
+            outbound.resumeReleased(-packetId, new Entry(seq, 2));
             return;
         }
         if (packetId < 0) {
@@ -229,7 +264,7 @@ final class DeviceQueueReader {
     }
 
     private void send(long seq, Delivery d, int packetId) {
-        if (d == null || !outbound.send(d, new Entry(seq), packetId, false)) {
+        if (d == null || !outbound.send(d, new Entry(seq, d.qos()), packetId, false)) {
             services.deviceQueues().remove(clientId, seq); // not for this client after all, or dropped and counted
         }
     }

@@ -80,8 +80,12 @@ final class InMemoryDeviceQueues implements DeviceQueueStore {
         queue(clientId).remove(seq);
     }
 
+    /** Packet identifiers written, in order: "seq=packetId". */
+    final List<String> identifiersWritten = new java.util.ArrayList<>();
+
     @Override
     public void sentWith(String clientId, long seq, int packetId) {
+        identifiersWritten.add(seq + "=" + packetId);
         DeviceQueues.Entry e = queue(clientId).get(seq);
         if (e != null) {
             queue(clientId).put(seq, new DeviceQueues.Entry(seq, e.value(), packetId));

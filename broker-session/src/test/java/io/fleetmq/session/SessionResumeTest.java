@@ -75,6 +75,10 @@ class SessionResumeTest {
         RecordingConnection first = h.connect(CLIENT, true, 3600, 10);
         long seq = h.queue(CLIENT, h.message("t/0", 1), 1);
         Packet.Publish sent = first.written(Packet.Publish.class).get(0);
+        assertEquals(0, h.deviceQueues.entries(CLIENT).get(0).packetId(),
+                "a QoS 1 identifier waits a moment: an acknowledgement would make its write moot");
+        h.timers.advance(DeviceQueueReader.PACKET_ID_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        h.actors.runAll();
         assertEquals(sent.packetId(), h.deviceQueues.entries(CLIENT).get(0).packetId(), "remembered in the queue");
         h.lose(CLIENT, first);
 
@@ -86,6 +90,31 @@ class SessionResumeTest {
         assertTrue(resent.dup());
         h.send(CLIENT, second, ack(AckType.PUBACK, resent.packetId()));
         assertTrue(h.deviceQueues.entries(CLIENT).stream().noneMatch(e -> e.seq() == seq), "delivered: removed");
+    }
+
+    @Test
+    void aQos1EntryAcknowledgedAtOnceNeverHasItsIdentifierWrittenAndOneLeftWhenTheConnectionEndsHas() {
+        SessionHarness h = new SessionHarness(MqttLimits.defaults(), true);
+        RecordingConnection first = h.connect(CLIENT, true, 3600, 10);
+        long acknowledged = h.queue(CLIENT, h.message("t/0", 1), 1);
+        long open = h.queue(CLIENT, h.message("t/1", 1), 1);
+        List<Packet.Publish> sent = first.written(Packet.Publish.class);
+        h.send(CLIENT, first, ack(AckType.PUBACK, sent.get(0).packetId()));
+        assertEquals(List.of(), h.deviceQueues.identifiersWritten, "nothing written within the delay");
+
+        h.lose(CLIENT, first); // before the delay is over: the connection's end writes what waits
+        assertEquals(List.of(open + "=" + sent.get(1).packetId()), h.deviceQueues.identifiersWritten,
+                "only the unacknowledged entry's identifier, once");
+        h.timers.advance(DeviceQueueReader.PACKET_ID_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        h.actors.runAll();
+        assertEquals(1, h.deviceQueues.identifiersWritten.size(), "not written again when the delay is over");
+        assertTrue(h.deviceQueues.entries(CLIENT).stream().noneMatch(e -> e.seq() == acknowledged));
+
+        RecordingConnection second = h.connect(CLIENT, false, 3600, 10);
+        Packet.Publish resent = second.written(Packet.Publish.class).get(0);
+        assertEquals("t/1", resent.topic());
+        assertEquals(sent.get(1).packetId(), resent.packetId(), "resent under its identifier [MQTT-4.4.0-1]");
+        assertTrue(resent.dup());
     }
 
     @Test
@@ -128,6 +157,8 @@ class SessionResumeTest {
         assertTrue(sent.get(0).dup());
         assertEquals(2, sent.get(1).packetId(), "identifier 1 is in use: a new one");
         assertFalse(sent.get(1).dup(), "sent with this identifier for the first time");
+        h.timers.advance(DeviceQueueReader.PACKET_ID_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        h.actors.runAll();
         assertEquals(2, h.deviceQueues.entries(CLIENT).get(0).packetId(), "the new identifier is remembered");
     }
 
