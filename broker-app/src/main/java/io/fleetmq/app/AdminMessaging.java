@@ -57,6 +57,11 @@ final class AdminMessaging implements RetainedMessages, ClusterNodes {
     }
 
     @Override
+    public boolean isPending(String topic) {
+        return serving().retained().isPending(topic);
+    }
+
+    @Override
     public CompletableFuture<LogPosition> publish(BrokerMessage message) {
         return serving().publishLog().appendAt(message);
     }

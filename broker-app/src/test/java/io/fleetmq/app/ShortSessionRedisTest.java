@@ -23,6 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * client ID left (a DEVICE queue and QoS 2 receipts), and its end asks nothing, since nothing is
  * written to Redis for a session with expiry 0. A session that persisted is cleared at its end too.
  */
+// Counts every script Redis runs: no other test may use the shared Redis meanwhile.
+@org.junit.jupiter.api.parallel.Isolated
 class ShortSessionRedisTest {
 
     @TempDir

@@ -34,6 +34,12 @@ public interface RetainedMessages {
     BrokerMessage get(String topic);
 
     /**
+     * Whether a retained change of {@code topic} this node acknowledged is not yet in the retained
+     * log (it is shown already, see {@link #get}).
+     */
+    boolean isPending(String topic);
+
+    /**
      * Appends {@code message} to the publish log, as a client's PUBLISH is: once stored it is
      * routed to the subscribers on every node, and a retained one (an empty payload: its deletion)
      * becomes the topic's retained message on every node. This node shows a retained change at once.

@@ -7,6 +7,7 @@ import io.javalin.http.Context;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -113,8 +114,32 @@ final class RetainedRoutes {
         if (messages.get(topic) == null) {
             throw notFound(topic);
         }
+        settled(messages, List.of(topic));
         PublishRoutes.await(messages.publish(deletion(topic, messages.now())));
         ctx.status(204);
+    }
+
+    /** How long a deletion waits for the changes it deletes to reach the retained log. */
+    static final Duration SETTLE_WAIT = Duration.ofSeconds(5);
+
+    /**
+     * Waits (up to {@link #SETTLE_WAIT}) until no retained change of {@code topics} that this node
+     * acknowledged is still on its way to the retained log. A client's retained PUBLISH is routed
+     * from its publisher's partition, the deletion from the API's: without the wait a message shown
+     * and deleted here could reach the retained log after its deletion and be retained again.
+     */
+    private static void settled(RetainedMessages messages, List<String> topics) {
+        long deadline = System.nanoTime() + SETTLE_WAIT.toNanos();
+        for (String topic : topics) {
+            while (messages.isPending(topic) && System.nanoTime() - deadline < 0) {
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     private void deleteMatching(Context ctx) {
@@ -123,9 +148,11 @@ final class RetainedRoutes {
         }
         String filter = filter(ctx, null);
         RetainedMessages messages = messages();
+        List<BrokerMessage> matching = messages.matching(filter);
+        settled(messages, matching.stream().map(BrokerMessage::topic).toList());
         long now = messages.now();
         List<CompletableFuture<?>> stored = new ArrayList<>();
-        for (BrokerMessage m : messages.matching(filter)) {
+        for (BrokerMessage m : matching) {
             stored.add(messages.publish(deletion(m.topic(), now)));
         }
         PublishRoutes.await(CompletableFuture.allOf(stored.toArray(CompletableFuture[]::new)));

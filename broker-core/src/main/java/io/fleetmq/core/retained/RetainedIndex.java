@@ -172,6 +172,15 @@ public final class RetainedIndex<T> {
         return change != null ? change.value() : stored(topic);
     }
 
+    /**
+     * Whether a change of the topic this node acknowledged is still on its way to the retained log:
+     * routed from a publish partition of its own, it may land after a later change of another
+     * publisher, whatever the order of their acknowledgements.
+     */
+    public boolean isPending(String topic) {
+        return pending.shown(topic) != null;
+    }
+
     /** The retained log's message for the topic, without pending changes. */
     private T stored(String topic) {
         Node<T> node = root;

@@ -26,13 +26,17 @@ class PendingRetainedTest {
         index.acknowledged("a/b", "new", at(2, 7));
         assertEquals("new", index.get("a/b"));
         assertEquals(List.of("new"), index.match("a/+"));
+        assertEquals(true, index.isPending("a/b"));
+        assertEquals(false, index.isPending("a"), "only the topic of the change");
         // A record of another publisher written to the log before ours: older, does not hide ours.
         index.applied("a/b", "other", at(3, 1));
         assertEquals(List.of("new"), index.match("a/#"));
+        assertEquals(true, index.isPending("a/b"), "ours is still on its way");
         assertEquals(1, index.size());
         // Ours arrives: the log's state is it, nothing pending any more.
         index.applied("a/b", "new", at(2, 7));
         assertEquals(false, index.hasPending());
+        assertEquals(false, index.isPending("a/b"));
         assertEquals(List.of("new"), index.match("#"));
         assertEquals(3, index.bytes());
     }
