@@ -156,10 +156,19 @@ class RecordSizeIT {
             RawSubscribers.Connection first = not.get(0);
             throw new AssertionError(not.size() + " of " + subs.connections().size() + " subscribers not " + what
                     + "; e.g. " + first.clientId() + " (CONNACK " + first.connAckReason() + ", SUBACK "
-                    + first.subAckReason() + ", closed " + first.closed() + "); reader failure: " + subs.failure()
+                    + first.subAckReason() + ", closed " + first.closed() + ": " + first.closeCause() + "); reader failure: "
+                    + subs.failure() + "\nhow the others ended: " + not.stream().map(RawSubscribers.Connection::closeCause)
+                            .collect(java.util.stream.Collectors.groupingBy(c -> String.valueOf(c),
+                                    java.util.stream.Collectors.counting()))
                     + "\nnode-1:\n" + problems(1)
-                    + "\nnode-2:\n" + problems(2), e);
+                    + "\nnode-2:\n" + problems(2)
+                    + "\nnode-2 on " + first.clientId() + ":\n" + mentions(2, first.clientId()), e);
         }
+    }
+
+    private static String mentions(int node, String clientId) {
+        return cluster.node(node).process().stdout().lines().filter(l -> l.contains(clientId))
+                .limit(20).collect(java.util.stream.Collectors.joining("\n"));
     }
 
     private static String problems(int node) {
@@ -240,7 +249,7 @@ class RecordSizeIT {
                 }
                 assertEquals(payloadOf("big/retained"), c.payloadLength("big/retained"), c.clientId());
                 assertEquals(payloadOf("big/plain"), c.payloadLength("big/plain"), c.clientId());
-                assertTrue(!c.closed(), c.clientId() + " is still connected");
+                assertTrue(!c.closed(), c.clientId() + " is still connected, not ended by " + c.closeCause());
             }
         }
 

@@ -37,6 +37,8 @@ public final class RawSubscribers implements AutoCloseable {
         volatile int connAckReason = -1;
         volatile int subAckReason = -1;
         volatile boolean closed;
+        /** How the connection ended: the server's DISCONNECT (reason code and string), end of stream, or an error. */
+        volatile String closeCause;
         private final Map<String, Integer> counts = new ConcurrentHashMap<>();
         private final Map<String, Integer> payloadLengths = new ConcurrentHashMap<>();
         private final Map<String, Boolean> retainFlags = new ConcurrentHashMap<>();
@@ -60,6 +62,18 @@ public final class RawSubscribers implements AutoCloseable {
 
         public boolean closed() {
             return closed;
+        }
+
+        /** How the connection ended, null while it is open. */
+        public String closeCause() {
+            return closeCause;
+        }
+
+        void closedBy(String cause) {
+            if (!closed) {
+                closeCause = cause;
+                closed = true;
+            }
         }
 
         /** PUBLISH packets received on {@code topic}. */
@@ -165,7 +179,7 @@ public final class RawSubscribers implements AutoCloseable {
                             in.clear();
                             int n = c.channel.read(in);
                             if (n < 0) {
-                                c.closed = true;
+                                c.closedBy("end of stream after " + c.counts + " without DISCONNECT");
                                 key.cancel();
                                 break;
                             }
@@ -176,7 +190,7 @@ public final class RawSubscribers implements AutoCloseable {
                             consume(c, in);
                         }
                     } catch (IOException e) {
-                        c.closed = true;
+                        c.closedBy(e.toString());
                         key.cancel();
                     }
                 }
@@ -252,7 +266,7 @@ public final class RawSubscribers implements AutoCloseable {
             case 2 -> c.connAckReason = h.get(body + 1) & 0xFF;
             case 9 -> c.subAckReason = h.get(body + 2 + varintLength(h, body + 2) + propertyLength(h, body + 2)) & 0xFF;
             case 3 -> publish(c, first, body);
-            case 14 -> c.closed = true;
+            case 14 -> c.closedBy(disconnect(c));
             default -> { }
         }
         long rest = (long) c.remaining - c.bodyRead;
@@ -287,6 +301,25 @@ public final class RawSubscribers implements AutoCloseable {
         if (qos == 1) {
             c.write(new byte[] {0x40, 2, (byte) (packetId >> 8), (byte) packetId});
         }
+    }
+
+    /** A server's DISCONNECT as text: its reason code and its properties' printable bytes (the reason string). */
+    private static String disconnect(Connection c) {
+        ByteBuffer h = c.head;
+        int body = c.headerBytes;
+        if (c.remaining == 0) {
+            return "DISCONNECT 0x00 after " + c.counts;
+        }
+        StringBuilder text = new StringBuilder("DISCONNECT 0x" + Integer.toHexString(h.get(body) & 0xFF));
+        if (c.remaining > 1) {
+            text.append(" \"");
+            for (int at = body + 1 + varintLength(h, body + 1); at < h.position(); at++) {
+                char ch = (char) (h.get(at) & 0xFF);
+                text.append(ch >= 0x20 && ch < 0x7F ? ch : '.');
+            }
+            text.append('"');
+        }
+        return text.append(" after ").append(c.counts).toString();
     }
 
     private static int propertyLength(ByteBuffer h, int at) {

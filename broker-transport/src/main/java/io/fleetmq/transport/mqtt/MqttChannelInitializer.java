@@ -173,7 +173,8 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         // UTF-8 as a second line behind the validator's own check [MQTT-1.5.4-1].
         p.addLast("mqttValidator", new MqttPacketValidator(maxPacketSize, limits))
                 .addLast("mqttDecoder", new MqttDecoder(maxPacketSize, MqttConstant.DEFAULT_MAX_CLIENT_ID_LENGTH, true))
-                .addLast("mqttEncoder", MqttEncoder.INSTANCE);
+                .addLast("mqttEncoder", MqttEncoder.INSTANCE)
+                .addLast("publishEncoder", PublishEncoder.INSTANCE);
         Supplier<ChannelHandler> observe = observer;
         if (observe != null) {
             p.addLast("observer", observe.get());

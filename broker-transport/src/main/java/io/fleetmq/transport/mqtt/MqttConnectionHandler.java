@@ -363,8 +363,25 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        log.debug("Connection {} failed: {}", remoteAddress(), cause.toString());
+        if (isNodeFault(cause)) {
+            // Not the client's doing (out of direct memory while writing to it, most likely): the
+            // operator must hear of it, since the client only sees its connection close.
+            log.warn("Connection {} of {} closed: {}", remoteAddress(),
+                    actor == null ? "a client not yet connected" : io.fleetmq.core.log.ClientText.of(actor.clientId()), cause.toString());
+        } else {
+            log.debug("Connection {} failed: {}", remoteAddress(), cause.toString());
+        }
         ctx.close();
+    }
+
+    /** An error of the JVM or a packet the node could not encode, as opposed to a network or client fault. */
+    private static boolean isNodeFault(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof Error || t instanceof io.netty.handler.codec.EncoderException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------ ClientConnection (any thread)
@@ -373,7 +390,9 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     public void write(Packet packet) {
         // From the actor's thread each write becomes a task on the event loop that does not wake it;
         // the flush that follows does. Netty counts the bytes at once, so isWritable() sees them.
-        channel.write(PacketMapper.outbound(packet, version.isV5()), channel.voidPromise());
+        channel.write(packet instanceof Packet.Publish p
+                ? new PublishEncoder.Outbound(p, version.isV5())
+                : PacketMapper.outbound(packet, version.isV5()), channel.voidPromise());
     }
 
     @Override

@@ -6,7 +6,6 @@ import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ProtocolViolation;
 import io.fleetmq.core.mqtt.ReasonCode;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttConnAckMessage;
 import io.netty.handler.codec.mqtt.MqttConnAckVariableHeader;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
@@ -210,9 +209,6 @@ final class PacketMapper {
         if (packet instanceof Packet.ConnAck c) {
             return connAck(c, v5);
         }
-        if (packet instanceof Packet.Publish p) {
-            return publish(p);
-        }
         if (packet instanceof Packet.Ack a) {
             return ack(a);
         }
@@ -247,7 +243,8 @@ final class PacketMapper {
             return new MqttMessage(fixed(MqttMessageType.DISCONNECT),
                     new MqttReasonCodeAndPropertiesVariableHeader((byte) d.reasonCode().value(), props));
         }
-        throw new IllegalArgumentException(packet.getClass().getSimpleName() + " is not sent by the broker");
+        // PUBLISH is encoded by PublishEncoder, which shares large payloads between connections.
+        throw new IllegalArgumentException(packet.getClass().getSimpleName() + " is not mapped here");
     }
 
     private static MqttFixedHeader fixed(MqttMessageType type) {
@@ -285,35 +282,6 @@ final class PacketMapper {
         MqttConnectReturnCode code = v5 ? MqttConnectReturnCode.valueOf((byte) c.reasonCode().value()) : v3ConnAck(c.reasonCode());
         return new MqttConnAckMessage(fixed(MqttMessageType.CONNACK),
                 new MqttConnAckVariableHeader(code, c.sessionPresent() && code == MqttConnectReturnCode.CONNECTION_ACCEPTED, props));
-    }
-
-    private static MqttPublishMessage publish(Packet.Publish p) {
-        MqttProperties props = new MqttProperties();
-        addInt(props, MqttPropertyType.PUBLICATION_EXPIRY_INTERVAL, p.messageExpirySeconds());
-        addInt(props, MqttPropertyType.PAYLOAD_FORMAT_INDICATOR, p.payloadFormat());
-        addString(props, MqttPropertyType.CONTENT_TYPE, p.contentType());
-        addString(props, MqttPropertyType.RESPONSE_TOPIC, p.responseTopic());
-        if (p.correlationData() != null) {
-            props.add(new MqttProperties.BinaryProperty(MqttPropertyType.CORRELATION_DATA.value(), p.correlationData()));
-        }
-        if (p.topicAlias() > 0) {
-            addInt(props, MqttPropertyType.TOPIC_ALIAS, p.topicAlias());
-        }
-        // Most deliveries carry neither; the checks spare an iterator per packet on the delivery path.
-        if (!p.subscriptionIds().isEmpty()) {
-            for (int id : p.subscriptionIds()) {
-                props.add(new MqttProperties.IntegerProperty(MqttPropertyType.SUBSCRIPTION_IDENTIFIER.value(), id));
-            }
-        }
-        if (!p.userProperties().isEmpty()) {
-            for (UserProperty u : p.userProperties()) {
-                props.add(new MqttProperties.UserProperty(u.name(), u.value()));
-            }
-        }
-        return new MqttPublishMessage(
-                new MqttFixedHeader(MqttMessageType.PUBLISH, p.dup(), MqttQoS.valueOf(p.qos()), p.retain(), 0),
-                new MqttPublishVariableHeader(p.topic(), p.qos() > 0 ? p.packetId() : -1, props),
-                Unpooled.wrappedBuffer(p.payload()));
     }
 
     private static MqttMessage ack(Packet.Ack a) {
