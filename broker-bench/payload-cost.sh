@@ -10,7 +10,8 @@
 # The builds take turns, ROUNDS times (A B A B ...), each on a fresh data directory after one
 # unmeasured run of every scenario (the JVM compiles for minutes after start), so a drift of the
 # machine during the sitting falls on all of them. Anonymous clients (the cost compared is the
-# delivery path's). Needs python3, bc and a built tree. Ports: MQTT 28883, admin HTTP 28083, embedded
+# delivery path's), and no per-client publish rate bound (the one publisher of fan-out would
+# meet it). Needs python3, bc and a built tree. Ports: MQTT 28883, admin HTTP 28083, embedded
 # 28092/28093/28379/28432. Output: OUT/<round>-<build>-<scenario>.txt (the generator's report) and
 # OUT/summary.txt, one line per run.
 set -euo pipefail
@@ -32,6 +33,7 @@ for round in $(seq 1 "$rounds"); do
     i=$((i + 1))
     data="$out/node"; rm -rf "$data"
     BROKER_DATA_DIR="$data" MQTT_TCP_PORT=28883 HTTP_PORT=28083 MQTT_WS_ENABLED=false \
+    MQTT_MAX_PUBLISH_RATE=0 MQTT_MAX_PUBLISH_BYTES_RATE=0 \
     EMBEDDED_KAFKA_PORT=28092 EMBEDDED_KAFKA_CONTROLLER_PORT=28093 EMBEDDED_REDIS_PORT=28379 \
     EMBEDDED_POSTGRES_PORT=28432 java -Xmx2g -jar "$jar" >"$out/node-$round-$i.log" 2>&1 &
     node=$!
