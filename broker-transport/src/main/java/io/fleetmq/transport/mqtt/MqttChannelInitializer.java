@@ -144,6 +144,8 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         ch.attr(NodeLimits.KEY).set(limits);
         tcpKeepAlive(ch, limits.limits().tcpKeepAliveSeconds());
         ch.config().setWriteBufferWaterMark(writeBuffer);
+        // A PUBLISH on its way to the event loop counts its bytes at once, as Netty's own messages do.
+        ch.config().setMessageSizeEstimator(PublishEncoder.SIZE);
         ChannelPipeline p = ch.pipeline();
         ProxyRefusals proxy = proxyProtocol;
         if (proxy != null) {

@@ -8,6 +8,8 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.DefaultMessageSizeEstimator;
+import io.netty.channel.MessageSizeEstimator;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -29,6 +31,29 @@ final class PublishEncoder extends ChannelOutboundHandlerAdapter {
     /** A PUBLISH on its way out, with the protocol version of the connection it is written to. */
     record Outbound(Packet.Publish publish, boolean v5) {
     }
+
+    /**
+     * Sizes pending writes for the channel's write buffer bound: an {@link Outbound} by its payload
+     * and topic (Netty would count it as 8 bytes until it is encoded, so a session writing from its
+     * own thread would see the socket writable long after it is not), anything else as Netty does.
+     */
+    static final MessageSizeEstimator SIZE = new MessageSizeEstimator() {
+        private final Handle handle = new Handle() {
+            private final Handle others = DefaultMessageSizeEstimator.DEFAULT.newHandle();
+
+            @Override
+            public int size(Object msg) {
+                return msg instanceof Outbound o
+                        ? o.publish().payload().length + o.publish().topic().length() + 16
+                        : others.size(msg);
+            }
+        };
+
+        @Override
+        public Handle newHandle() {
+            return handle;
+        }
+    };
 
     private static final int PAYLOAD_FORMAT_INDICATOR = 0x01;
     private static final int MESSAGE_EXPIRY_INTERVAL = 0x02;

@@ -201,6 +201,15 @@ class PublishEncoderTest {
     }
 
     @Test
+    void aPublishWaitingForTheEventLoopCountsItsBytesTowardsTheWriteBuffer() {
+        Packet.Publish p = publish("t", 0, bytes(100_000, 6), 1, false, false, -1, -1, null, null, null,
+                List.of(), List.of());
+        int size = PublishEncoder.SIZE.newHandle().size(new PublishEncoder.Outbound(p, true));
+        assertTrue(size >= 100_000, "counted as about its packet, not as an unknown object: " + size);
+        assertEquals(42, PublishEncoder.SIZE.newHandle().size(Unpooled.wrappedBuffer(new byte[42])), "others as Netty counts them");
+    }
+
+    @Test
     void theOldestCopiesLeaveTheCacheYetStayReadableUntilTheirLastPacketIsWritten() {
         int size = SharedPayloads.SHARE_FROM_BYTES;
         SharedPayloads shared = new SharedPayloads(2L * size, 100);
