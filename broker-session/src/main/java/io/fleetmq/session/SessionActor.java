@@ -615,6 +615,15 @@ public final class SessionActor {
     }
 
     private void onTakenOver(NodeCommand.TakeOver command) {
+        try {
+            takeOver(command);
+        } finally {
+            // After whatever this session wrote about its connection: the waiting CONNECT is decided now.
+            services.cluster().event(new SessionEvent.Released(clientId, command.epoch()));
+        }
+    }
+
+    private void takeOver(NodeCommand.TakeOver command) {
         if (command.epoch() <= epoch) {
             return; // about a connection older than ours
         }

@@ -95,8 +95,13 @@ public final class SessionRegistry {
                         services.cluster().session(a.clientId()).map(SessionState::sessionExpirySeconds)
                                 .orElse(0L), null, services.clock().getAsLong()));
             }
-        } else if (command instanceof NodeCommand.TakeOver t && actor != null) {
-            actor.takenOver(t);
+        } else if (command instanceof NodeCommand.TakeOver t) {
+            if (actor != null) {
+                actor.takenOver(t);
+            } else {
+                // Nothing held here (a DISCONNECT ended it, and said so before this answer).
+                services.cluster().event(new SessionEvent.Released(t.clientId(), t.epoch()));
+            }
         } else if (command instanceof NodeCommand.Queued q && actor != null) {
             actor.queued(q);
         } else if (command instanceof NodeCommand.AdminDisconnect a && actor != null) {

@@ -32,6 +32,8 @@ public final class ClusterCodec {
     private static final byte EVENT_DISCONNECTED = 11;
     private static final byte EVENT_WILL_PUBLISHED = 12;
     private static final byte EVENT_EXPIRED = 13;
+    /** Older nodes skip it as a malformed record (counted, logged) and decide as they did before. */
+    private static final byte EVENT_RELEASED = 14;
     private static final byte COMMAND_CONNECT_ACCEPTED = 20;
     private static final byte COMMAND_TAKE_OVER = 21;
     private static final byte COMMAND_QUEUED = 22;
@@ -124,6 +126,11 @@ public final class ClusterCodec {
             return write(EVENT_EXPIRED, out -> {
                 str(out, e.clientId());
                 out.writeLong(e.epoch());
+            });
+        } else if (event instanceof SessionEvent.Released r) {
+            return write(EVENT_RELEASED, out -> {
+                str(out, r.clientId());
+                out.writeLong(r.epoch());
             });
         }
         throw new IllegalArgumentException("unknown event " + event);
@@ -331,6 +338,8 @@ public final class ClusterCodec {
                     return new SessionEvent.WillPublished(str(in), in.getLong());
                 case EVENT_EXPIRED:
                     return new SessionEvent.Expired(str(in), in.getLong());
+                case EVENT_RELEASED:
+                    return new SessionEvent.Released(str(in), in.getLong());
                 default:
                     throw new MessageFormatException("not a session event: type " + type);
             }

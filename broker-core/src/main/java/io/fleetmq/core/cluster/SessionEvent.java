@@ -66,4 +66,18 @@ public sealed interface SessionEvent {
             Objects.requireNonNull(clientId, "clientId");
         }
     }
+
+    /**
+     * The node told to give up a connection for {@code epoch} (a {@link NodeCommand.TakeOver}) has
+     * done so, or held none: what it wrote about the session before (a {@link Disconnected} of a
+     * DISCONNECT that came first) is ahead of this in the client ID's partition, so the CONNECT that
+     * waited for it is decided against what really happened.
+     *
+     * @param epoch the epoch of the takeover (the waiting CONNECT's), not of the connection given up
+     */
+    record Released(String clientId, long epoch) implements SessionEvent {
+        public Released {
+            Objects.requireNonNull(clientId, "clientId");
+        }
+    }
 }

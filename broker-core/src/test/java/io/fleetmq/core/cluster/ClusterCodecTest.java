@@ -93,7 +93,8 @@ class ClusterCodecTest {
                 new SessionEvent.Connect("r", "dev-1", "node-1", 42, false, 300, new SessionState.PendingWill(WILL, 0), "DEVICE"),
                 new SessionEvent.Disconnected("dev-1", 3, 0, null, 555),
                 new SessionEvent.WillPublished("dev-1", 3),
-                new SessionEvent.Expired("dev-1", 3));
+                new SessionEvent.Expired("dev-1", 3),
+                new SessionEvent.Released("dev-1", 4));
         for (SessionEvent e : events) {
             assertEquals(e, ClusterCodec.decodeEvent(ClusterCodec.encode(e)));
         }

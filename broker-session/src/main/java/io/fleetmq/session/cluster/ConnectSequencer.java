@@ -18,13 +18,16 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
@@ -67,6 +70,9 @@ public final class ConnectSequencer {
     private final io.fleetmq.persistence.redis.DeviceQueues deviceQueues;
     private io.fleetmq.kafka.app.AppTopics appTopics;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ScheduledExecutorService scheduler;
+    /** CONNECTs waiting for a live node to let go of their client ID's connection, by client ID. */
+    private final Map<String, Parked> parked = new HashMap<>();
     /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     private volatile Set<Integer> owned = Set.of();
@@ -78,6 +84,38 @@ public final class ConnectSequencer {
      * record whose decision it stores. A header, so that nodes which do not know it read the value as before.
      */
     public static final String DECIDED_AT_HEADER = "fleetmq-decided-at";
+
+    /**
+     * Longest wait for a node told to give up a connection ({@link NodeCommand.TakeOver}) to say it
+     * has ({@link SessionEvent.Released}); then the CONNECT is decided as if it had. Well below
+     * {@code cluster.connect-timeout}, so the client still gets its CONNACK.
+     */
+    static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
+    private Duration releaseWait = RELEASE_WAIT;
+
+    /**
+     * CONNECTs of one client ID waiting, in the order written, for {@code node} to release the
+     * connection the first of them takes over; {@code offsets} are their {@code session.events} offsets.
+     */
+    private static final class Parked {
+        final String node;
+        final long epoch;
+        final List<SessionEvent.Connect> waiting = new ArrayList<>();
+        final List<Long> offsets = new ArrayList<>();
+        ScheduledFuture<?> timeout;
+
+        Parked(String node, long epoch) {
+            this.node = node;
+            this.epoch = epoch;
+        }
+
+        void add(SessionEvent.Connect c, long offset) {
+            if (waiting.stream().noneMatch(w -> w.requestId().equals(c.requestId()))) {
+                waiting.add(c); // the same CONNECT read again waits once
+                offsets.add(offset);
+            }
+        }
+    }
 
     /** The deciding event's offset a {@code sessions} record carries, {@link SessionState#UNKNOWN} if none. */
     public static long decidedAt(Headers headers) {
@@ -102,6 +140,7 @@ public final class ConnectSequencer {
         this.publishLog = publishLog;
         this.drops = drops;
         this.timers = new SessionTimers(SessionTimers.on(timers), this::submit);
+        this.scheduler = timers;
         this.clock = clock;
         this.partitions = partitions;
         this.catchUpTimeout = catchUpTimeout;
@@ -110,6 +149,11 @@ public final class ConnectSequencer {
     /** Where persistent APPLICATION sessions get their backlog topics; null: none are made. */
     public void appTopics(io.fleetmq.kafka.app.AppTopics topics) {
         this.appTopics = topics;
+    }
+
+    /** For tests: how long a takeover waits for the old node's word, {@link #RELEASE_WAIT} unless set. */
+    void releaseWait(Duration wait) {
+        this.releaseWait = wait;
     }
 
     /** Runs {@code task} on the sequencer's thread, between events. */
@@ -122,6 +166,9 @@ public final class ConnectSequencer {
         submit(() -> {
             if (membership.serving()) {
                 settleSessionsOf(node.nodeId(), owned);
+                // Their connections are settled: nothing more will come from that node about them.
+                parked.entrySet().stream().filter(e -> e.getValue().node.equals(node.nodeId()))
+                        .map(Map.Entry::getKey).toList().forEach(this::unpark);
             }
         });
     }
@@ -134,6 +181,8 @@ public final class ConnectSequencer {
             // Fenced: timers and settlements decided from this node's stale view must not act (a
             // session "expired" here may live on elsewhere); the next owner of the partitions decides.
             tasks.clear();
+            parked.values().forEach(p -> p.timeout.cancel(false));
+            parked.clear();
             return;
         }
         Runnable task;
@@ -156,6 +205,14 @@ public final class ConnectSequencer {
         if (!removed.isEmpty()) {
             // Their new owner times these sessions now.
             timers.cancelIf(clientId -> removed.contains(partitionOf(clientId)));
+            // Their offsets are committed: decided here or never. Stored before the new owner reads them.
+            List<String> leaving = parked.keySet().stream().filter(id -> removed.contains(partitionOf(id))).toList();
+            if (!leaving.isEmpty() && membership.serving()) {
+                leaving.forEach(this::unpark);
+                if (!flushed()) {
+                    log.warn("Decisions of CONNECTs in partitions {} not all stored before giving them up", removed);
+                }
+            }
         }
         if (added.isEmpty()) {
             return;
@@ -222,7 +279,17 @@ public final class ConnectSequencer {
 
     private void decide(SessionEvent event) {
         if (event instanceof SessionEvent.Connect c) {
-            onConnect(c);
+            Parked p = parked.get(c.clientId());
+            if (p != null) {
+                p.add(c, deciding); // decided after the CONNECTs before it
+            } else {
+                onConnect(c, deciding, false);
+            }
+        } else if (event instanceof SessionEvent.Released r) {
+            Parked p = parked.get(r.clientId());
+            if (p != null && p.epoch == r.epoch()) {
+                unpark(r.clientId());
+            }
         } else if (event instanceof SessionEvent.Disconnected d) {
             onDisconnected(d);
         } else if (event instanceof SessionEvent.WillPublished w) {
@@ -235,7 +302,37 @@ public final class ConnectSequencer {
         }
     }
 
-    private void onConnect(SessionEvent.Connect c) {
+    /**
+     * The CONNECTs of {@code clientId} that waited for a node to release its connection are decided
+     * now, in order, each as of its own event (a later one may wait again, for the node of the first).
+     */
+    private void unpark(String clientId) {
+        Parked p = parked.remove(clientId);
+        if (p == null) {
+            return;
+        }
+        p.timeout.cancel(false);
+        long was = deciding;
+        try {
+            for (int i = 0; i < p.waiting.size(); i++) {
+                deciding = p.offsets.get(i);
+                Parked again = parked.get(clientId);
+                if (again != null) {
+                    again.add(p.waiting.get(i), deciding);
+                } else {
+                    onConnect(p.waiting.get(i), deciding, i == 0);
+                }
+            }
+        } finally {
+            deciding = was;
+        }
+    }
+
+    /**
+     * @param offset   the CONNECT's {@code session.events} offset
+     * @param released whether the node that held the session's connection has let it go already
+     */
+    private void onConnect(SessionEvent.Connect c, long offset, boolean released) {
         long now = clock.getAsLong();
         SessionState cur = directory.get(c.clientId()).orElse(null);
         if (cur != null && cur.requestId().equals(c.requestId())) {
@@ -252,8 +349,14 @@ public final class ConnectSequencer {
             if (!sameNode) {
                 // The session leaves its node: that node disconnects the old connection (0x8E) and
                 // lets the session go. Its will is settled here, once, whether that node lives or not.
-                if (membership.isAlive(cur.nodeId(), cur.nodeIncarnation())) {
+                if (!released && membership.isAlive(cur.nodeId(), cur.nodeIncarnation())) {
                     command(cur.nodeId(), new NodeCommand.TakeOver(c.clientId(), epoch));
+                    if (cur.connected()) {
+                        // A DISCONNECT that node read before this CONNECT was written may not be in the
+                        // sequence yet: the answer (session present, the will) waits for its word.
+                        park(c, offset, cur.nodeId(), epoch);
+                        return;
+                    }
                 }
                 SessionState.PendingWill will = cur.will();
                 // [MQTT-3.1.3-9] a reconnect to the session in time cancels a delayed will; otherwise
@@ -277,6 +380,19 @@ public final class ConnectSequencer {
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
                 c.will(), c.requestId(), c.clientType(), queuing, c.client()));
         command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
+    }
+
+    private void park(SessionEvent.Connect c, long offset, String node, long epoch) {
+        Parked p = new Parked(node, epoch);
+        p.add(c, offset);
+        parked.put(c.clientId(), p);
+        p.timeout = scheduler.schedule(() -> submit(() -> {
+            if (parked.get(c.clientId()) == p) {
+                log.info("Node {} did not release the connection of {} within {}; deciding its takeover",
+                        node, ClientText.of(c.clientId()), releaseWait);
+                unpark(c.clientId());
+            }
+        }), releaseWait.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -435,12 +551,15 @@ public final class ConnectSequencer {
     // ------------------------------------------------------------------ output
 
     /** Stores a session's state: decided by the event being handled, or (timers, settlements) by the same one as before. */
-    private void write(SessionState decided) {
+    /** @return completes once Kafka stored the state, exceptionally if it did not */
+    private CompletableFuture<?> write(SessionState decided) {
         SessionState state = deciding != SessionState.UNKNOWN ? decided.withDecidedAt(deciding) : decided;
         SessionDirectory.Pending p = directory.written(state.clientId(), state);
-        track(producer.send(topics.sessions(), null, state.clientId(), ClusterCodec.encode(state),
-                        decidedHeader(state.decidedAt()))
-                .whenComplete((m, e) -> settle(state.clientId(), p, m, e)));
+        CompletableFuture<?> stored = producer.send(topics.sessions(), null, state.clientId(),
+                ClusterCodec.encode(state), decidedHeader(state.decidedAt()))
+                .whenComplete((m, e) -> settle(state.clientId(), p, m, e));
+        track(stored);
+        return stored;
     }
 
     private static RecordHeaders decidedHeader(long decidedAt) {

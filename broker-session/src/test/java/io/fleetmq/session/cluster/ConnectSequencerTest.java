@@ -18,6 +18,8 @@ import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.testkit.Await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.fleetmq.core.message.BrokerMessage;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,14 +39,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The connect sequence reads a batch of {@code session.events} again after one of its writes failed,
- * or when it takes a partition over from a node that decided the batch but did not commit it. Each
- * event is decided once: the events are handed to a real sequencer on a real Kafka twice, as the
- * consumer does on a re-read, and what it stored and answered is read back from the topics.
+ * The connect sequence on a real Kafka: events are handed to a real sequencer as the consumer does,
+ * and what it stored, answered and commanded is read back from the topics.
+ *
+ * <p>It reads a batch of {@code session.events} again after one of its writes failed, or when it takes
+ * a partition over from a node that decided the batch but did not commit it: each event is decided once.
+ *
+ * <p>A CONNECT that takes over a connection on another live node waits for that node's word
+ * ({@link SessionEvent.Released}), so that a DISCONNECT the node read first decides the session's fate.
  */
-class ConnectSequencerRereadTest {
+class ConnectSequencerTest {
 
     private static final String NODE = "n1";
+    private static final String OTHER = "n2";
+    private static final BrokerMessage WILL = new BrokerMessage("wills/x", "gone".getBytes(StandardCharsets.UTF_8),
+            1, false, "x", 0, BrokerMessage.NO_EXPIRY, BrokerMessage.PAYLOAD_FORMAT_ABSENT, null, null, null, List.of());
 
     @TempDir
     static Path dir;
@@ -55,6 +64,7 @@ class ConnectSequencerRereadTest {
     private KafkaClients clients;
     private BrokerTopics topics;
     private Membership membership;
+    private KafkaNode other;
     private SessionDirectory directory;
     private ConnectSequencer sequencer;
     private ScheduledExecutorService timers;
@@ -74,7 +84,9 @@ class ConnectSequencerRereadTest {
 
     @BeforeEach
     void sequencer() throws Exception {
-        KafkaNode node = KafkaNode.start(kafka.bootstrapServers(), "r" + System.nanoTime() + ".", NODE, closing);
+        String prefix = "r" + System.nanoTime() + ".";
+        KafkaNode node = KafkaNode.start(kafka.bootstrapServers(), prefix, NODE, closing);
+        other = KafkaNode.start(kafka.bootstrapServers(), prefix, OTHER, closing);
         topics = node.topics();
         clients = node.clients();
         membership = node.membership();
@@ -100,6 +112,65 @@ class ConnectSequencerRereadTest {
         sequencer = new ConnectSequencer(NODE, topics, producer, membership, directory, follower, publishLog,
                 new MessageDrops(new SimpleMeterRegistry()), timers, System::currentTimeMillis, 2,
                 Duration.ofSeconds(10), null);
+    }
+
+    @Test
+    void aDisconnectReadBeforeTheTakeOverEndsTheSessionTheResumingConnectFinds() throws Exception {
+        sequencer.releaseWait(Duration.ofMinutes(5)); // only the node's word decides
+        batch(0, connectOn(OTHER, "r1", "e", true, 0, new SessionState.PendingWill(WILL, 0)));
+        // The client sent DISCONNECT to n2, then CONNECT (Clean Start 0) to n1; n1's event came first.
+        batch(1, connect("r2", "e", false, 0));
+        Await.until(Duration.ofSeconds(10), "the takeover sent to n2",
+                () -> takeOvers(OTHER).contains("TakeOver e@2"));
+        assertEquals(List.of(), answersWithPresence(), "the CONNECT waits for n2's word");
+
+        batch(2, new SessionEvent.Disconnected("e", 1, 0, null, System.currentTimeMillis()));
+        assertEquals(List.of(), answersWithPresence(), "the session ended; the CONNECT still waits for n2's word");
+        batch(3, new SessionEvent.Released("e", 2));
+
+        assertEquals(List.of("r2@1 present=false"), answersWithPresence(),
+                "Session Expiry 0 ended the session with its connection: a new session, none present");
+        assertEquals(0, readAll(topics.publish()).size(), "a DISCONNECT discards the will");
+    }
+
+    @Test
+    void aConnectionStillOpenIsTakenOverOnceItsNodeLetItGo() throws Exception {
+        sequencer.releaseWait(Duration.ofMinutes(5));
+        batch(0, connectOn(OTHER, "r1", "f", true, 0, null));
+        batch(1, connect("r2", "f", false, 0), connect("r3", "f", false, 60));
+        Await.until(Duration.ofSeconds(10), "the takeover sent to n2",
+                () -> takeOvers(OTHER).contains("TakeOver f@2"));
+        batch(3, new SessionEvent.Released("f", 1)); // about another takeover: not the one awaited
+        assertEquals(List.of(), answersWithPresence());
+
+        batch(4, new SessionEvent.Released("f", 2));
+
+        assertEquals(List.of("r2@2 present=true", "r3@3 present=true"), answersWithPresence(),
+                "both CONNECTs, in order; the second takes the session from the first on this same node");
+        SessionState stored = directory.get("f").orElseThrow();
+        assertEquals("r3", stored.requestId());
+        assertEquals(NODE, stored.nodeId());
+    }
+
+    @Test
+    void withoutAWordFromItsNodeTheTakeOverIsDecidedAfterTheWait() throws Exception {
+        sequencer.releaseWait(Duration.ofMillis(200));
+        batch(0, connectOn(OTHER, "r1", "g", true, 30, null));
+        batch(1, connect("r2", "g", false, 30));
+
+        Await.until(Duration.ofSeconds(10), "the answer after the wait", () -> {
+            sequencer.idle(); // the consumer's idle turn runs what the timer handed over
+            return !answersWithPresence().isEmpty();
+        });
+        assertEquals(List.of("r2@2 present=true"), answersWithPresence());
+    }
+
+    private SessionEvent.Connect connectOn(String node, String requestId, String clientId, boolean cleanStart,
+            long expiry, SessionState.PendingWill will) {
+        long incarnation = node.equals(NODE) ? membership.incarnation() : other.membership().incarnation();
+        Await.until(Duration.ofSeconds(10), node + " seen alive", () -> membership.isAlive(node, incarnation));
+        return new SessionEvent.Connect(requestId, clientId, node, incarnation, cleanStart, expiry, will,
+                ClientTypes.DEVICE, null);
     }
 
     @AfterEach
@@ -172,6 +243,42 @@ class ConnectSequencerRereadTest {
         for (ConsumerRecord<String, byte[]> r : readAll(topics.node(NODE))) {
             if (r.value() != null && ClusterCodec.decodeCommand(r.value()) instanceof NodeCommand.ConnectAccepted a) {
                 out.add(a.requestId() + "@" + a.epoch());
+            }
+        }
+        return out;
+    }
+
+    /** The ConnectAccepted commands sent to this node, as requestId@epoch and the session present flag. */
+    private List<String> answersWithPresence() {
+        List<String> out = new ArrayList<>();
+        for (NodeCommand c : commandsTo(NODE)) {
+            if (c instanceof NodeCommand.ConnectAccepted a) {
+                out.add(a.requestId() + "@" + a.epoch() + " present=" + a.sessionPresent());
+            }
+        }
+        return out;
+    }
+
+    /** The takeovers sent to {@code node}, as "TakeOver clientId@epoch". */
+    private List<String> takeOvers(String node) {
+        List<String> out = new ArrayList<>();
+        for (NodeCommand c : commandsTo(node)) {
+            if (c instanceof NodeCommand.TakeOver t) {
+                out.add("TakeOver " + t.clientId() + "@" + t.epoch());
+            }
+        }
+        return out;
+    }
+
+    private List<NodeCommand> commandsTo(String node) {
+        List<NodeCommand> out = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> r : readAll(topics.node(node))) {
+            if (r.value() != null) {
+                try {
+                    out.add(ClusterCodec.decodeCommand(r.value()));
+                } catch (MessageFormatException e) {
+                    throw new IllegalStateException(e);
+                }
             }
         }
         return out;
