@@ -246,6 +246,8 @@ final class Messaging implements AutoCloseable {
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
                 sequencer::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(sequencer::flushed)
+                        // Events read again after a failover are decided once (their decided-at offsets).
+                        .withCommitInterval(PublishConsumer.COMMIT_INTERVAL)
                         .withOwnership(sequencer::ownership)
                         .withIdle(sequencer::idle, Duration.ofMillis(100))
                         .withSessionTimeout(cluster.nodeTimeout())
