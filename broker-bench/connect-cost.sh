@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What a CONNECT costs a standalone node per build (docs/benchmarks.md): 100 connectors connecting,
+# authenticating with a password and disconnecting in a loop, with the node's CPU per accepted
+# CONNECT (/proc) and the Kafka offset commits of its consumers per accepted CONNECT, beside the
+# generator's rate and CONNACK latency.
+#
+#   broker-bench/connect-cost.sh OUT ROUNDS JAR...
+#
+# The builds take turns, ROUNDS times (A B A B ...), each on a fresh data directory. Before the
+# measured run each node connects unmeasured for WARM seconds (default 180): the JIT compiles the
+# broker's and the embedded Kafka's code for minutes, and CONNECT alone reaches its steady rate
+# after about three. Authentication as in perf-sitting.sh: one bcrypt `basic` credential, made
+# through the admin API. Needs python3, bc, curl and a built tree. Ports: MQTT 27883, admin HTTP
+# 27083, embedded 27092/27093/27379/27432. Output: OUT/<round>-<build>.txt (the generator's report)
+# and OUT/summary.txt, one line per run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "$1"); rounds=$2; shift 2
+jars=("$@")
+mkdir -p "$out"
+user=bench; pass=bench-secret-1; admin_pass=bench-admin-secret-1
+bench() {
+  java -jar broker-bench/target/fleetmq-bench.jar --port 27883 --scenario connect --clients 100 \
+    --username "$user" --password "$pass" "$@"
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+commits() { # every consumer of the node: the connect sequence's, the followers', the node inbox's
+  curl -s http://127.0.0.1:27083/metrics | awk '/^kafka_consumer_coordinator_commit_total\{/ {s += $NF} END {printf "%d", s}'
+}
+ticks=$(getconf CLK_TCK)
+for round in $(seq 1 "$rounds"); do
+  i=0
+  for jar in "${jars[@]}"; do
+    i=$((i + 1))
+    data="$out/node"; rm -rf "$data"
+    MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_CONNECTION_RATE=1000000 ADMIN_PASSWORD="$admin_pass" \
+    BROKER_DATA_DIR="$data" MQTT_TCP_PORT=27883 HTTP_PORT=27083 MQTT_WS_ENABLED=false \
+    EMBEDDED_KAFKA_PORT=27092 EMBEDDED_KAFKA_CONTROLLER_PORT=27093 EMBEDDED_REDIS_PORT=27379 \
+    EMBEDDED_POSTGRES_PORT=27432 java -Xmx2g -jar "$jar" >"$out/node-$round-$i.log" 2>&1 &
+    node=$!
+    trap 'kill $node 2>/dev/null || true' EXIT
+    until grep -qs "FleetMQ node .* ready in" "$out/node-$round-$i.log"; do sleep 0.5; kill -0 "$node"; done
+    token=$(curl -sS -f -X POST http://127.0.0.1:27083/api/v1/auth/login -H 'Content-Type: application/json' \
+      -d "{\"username\":\"admin\",\"password\":\"$admin_pass\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+    curl -sS -f -X POST http://127.0.0.1:27083/api/v1/credentials -H "Authorization: Bearer $token" \
+      -H 'Content-Type: application/json' \
+      -d "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\"}" >/dev/null
+    bench --warmup 0s --duration "${WARM:-180}s" >/dev/null 2>&1 || true
+    before=$(cpu_ticks "$node"); commits0=$(commits)
+    bench --warmup 5s --duration 20s >"$out/$round-$i.txt" 2>"$out/$round-$i.log" || true
+    after=$(cpu_ticks "$node"); commits1=$(commits)
+    # The CPU ticks cover the warm-up too: the accepted CONNECTs of both, at the measured rate.
+    read -r rate total p50 p99 < <(tail -n 1 "$out/$round-$i.txt" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+l = r["connack_latency_us"]
+print(round(r["accepted_per_s"]), round(r["accepted_per_s"] * (r["warmup_s"] + r["measured_s"])),
+      round(l["p50"] / 1000, 1), round(l["p99"] / 1000, 1))')
+    echo "round $round, $jar: accepted/s $rate, CONNACK p50 $p50 ms p99 $p99 ms," \
+      "node CPU us/CONNECT $(echo "scale=1; ($after - $before) * 1000000 / $ticks / $total" | bc)," \
+      "Kafka commits per CONNECT $(echo "scale=3; ($commits1 - $commits0) / $total" | bc)" \
+      | tee -a "$out/summary.txt"
+    kill "$node"; wait "$node" || true
+  done
+done
