@@ -10,22 +10,22 @@
 # measured run each node connects unmeasured for WARM seconds (default 180): the JIT compiles the
 # broker's and the embedded Kafka's code for minutes, and CONNECT alone reaches its steady rate
 # after about three. Authentication as in perf-sitting.sh: one bcrypt `basic` credential, made
-# through the admin API. Needs python3, bc, curl and a built tree. Ports: MQTT 27883, admin HTTP
-# 27083, embedded 27092/27093/27379/27432. Output: OUT/<round>-<build>.txt (the generator's report)
+# through the admin API. Needs python3, bc, curl and a built tree. Ports: MQTT 30883, admin HTTP
+# 30083, embedded 30092/30093/30379/30432. Output: OUT/<round>-<build>.txt (the generator's report)
 # and OUT/summary.txt, one line per run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. broker-bench/lib.sh
 out=$(realpath -m "$1"); rounds=$2; shift 2
 jars=("$@")
 mkdir -p "$out"
 user=bench; pass=bench-secret-1; admin_pass=bench-admin-secret-1
 bench() {
-  java -jar broker-bench/target/fleetmq-bench.jar --port 27883 --scenario connect --clients 100 \
+  java -jar broker-bench/target/fleetmq-bench.jar --port 30883 --scenario connect --clients 100 \
     --username "$user" --password "$pass" "$@"
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 commits() { # every consumer of the node: the connect sequence's, the followers', the node inbox's
-  curl -s http://127.0.0.1:27083/metrics | awk '/^kafka_consumer_coordinator_commit_total\{/ {s += $NF} END {printf "%d", s}'
+  curl -s http://127.0.0.1:30083/metrics | awk '/^kafka_consumer_coordinator_commit_total\{/ {s += $NF} END {printf "%d", s}'
 }
 ticks=$(getconf CLK_TCK)
 for round in $(seq 1 "$rounds"); do
@@ -34,17 +34,13 @@ for round in $(seq 1 "$rounds"); do
     i=$((i + 1))
     data="$out/node"; rm -rf "$data"
     MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_CONNECTION_RATE=1000000 ADMIN_PASSWORD="$admin_pass" \
-    BROKER_DATA_DIR="$data" MQTT_TCP_PORT=27883 HTTP_PORT=27083 MQTT_WS_ENABLED=false \
-    EMBEDDED_KAFKA_PORT=27092 EMBEDDED_KAFKA_CONTROLLER_PORT=27093 EMBEDDED_REDIS_PORT=27379 \
-    EMBEDDED_POSTGRES_PORT=27432 java -Xmx2g -jar "$jar" >"$out/node-$round-$i.log" 2>&1 &
+    BROKER_DATA_DIR="$data" MQTT_TCP_PORT=30883 HTTP_PORT=30083 MQTT_WS_ENABLED=false \
+    EMBEDDED_KAFKA_PORT=30092 EMBEDDED_KAFKA_CONTROLLER_PORT=30093 EMBEDDED_REDIS_PORT=30379 \
+    EMBEDDED_POSTGRES_PORT=30432 java -Xmx2g -jar "$jar" >"$out/node-$round-$i.log" 2>&1 &
     node=$!
     trap 'kill $node 2>/dev/null || true' EXIT
-    until grep -qs "FleetMQ node .* ready in" "$out/node-$round-$i.log"; do sleep 0.5; kill -0 "$node"; done
-    token=$(curl -sS -f -X POST http://127.0.0.1:27083/api/v1/auth/login -H 'Content-Type: application/json' \
-      -d "{\"username\":\"admin\",\"password\":\"$admin_pass\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-    curl -sS -f -X POST http://127.0.0.1:27083/api/v1/credentials -H "Authorization: Bearer $token" \
-      -H 'Content-Type: application/json' \
-      -d "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\"}" >/dev/null
+    wait_ready "$node" "$out/node-$round-$i.log"
+    make_credential 30083 "$admin_pass" "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\"}"
     bench --warmup 0s --duration "${WARM:-180}s" >/dev/null 2>&1 || true
     before=$(cpu_ticks "$node"); commits0=$(commits)
     bench --warmup 5s --duration 20s >"$out/$round-$i.txt" 2>"$out/$round-$i.log" || true

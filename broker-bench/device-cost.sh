@@ -13,11 +13,11 @@
 # Output: OUT/<n>.txt (the generator's report) and OUT/summary.txt, one line per build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. broker-bench/lib.sh
 out=$(realpath -m "$1"); rate=$2; shift 2
 jars=("$@"); [ ${#jars[@]} -gt 0 ] || jars=(broker-app/target/fleetmq.jar)
 mkdir -p "$out"
 bench() { java -jar broker-bench/target/fleetmq-bench.jar --port 27883 --scenario p2p --qos 1 --session-expiry 300 "$@"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 redis_cpu() { redis-cli -p 27379 info cpu | awk -F: '/used_cpu_(sys|user):/ {s += $2} END {print s}'; }
 commits() {
   curl -s http://127.0.0.1:27083/metrics \

@@ -16,11 +16,11 @@
 # OUT/summary.txt, one line per run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. broker-bench/lib.sh
 out=$(realpath -m "$1"); rounds=$2; shift 2
 jars=("$@")
 mkdir -p "$out"
 bench() { java -jar broker-bench/target/fleetmq-bench.jar --port 28883 --qos 1 "$@"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 scenarios=(
   "fan-out-64|--scenario fan-out --payload 64"
@@ -38,7 +38,7 @@ for round in $(seq 1 "$rounds"); do
     EMBEDDED_POSTGRES_PORT=28432 java -Xmx2g -jar "$jar" >"$out/node-$round-$i.log" 2>&1 &
     node=$!
     trap 'kill $node 2>/dev/null || true' EXIT
-    until grep -qs "FleetMQ node .* ready in" "$out/node-$round-$i.log"; do sleep 0.5; kill -0 "$node"; done
+    wait_ready "$node" "$out/node-$round-$i.log"
     for entry in "${scenarios[@]}"; do
       bench ${entry#*|} --warmup 3s --duration 15s >/dev/null 2>&1 || true
     done

@@ -19,6 +19,7 @@
 # its embedded Kafka for minutes after start, and a first run measures the compiler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. broker-bench/lib.sh
 out=$(realpath -m "$1"); shift
 jars=("$@"); [ ${#jars[@]} -gt 0 ] || jars=(broker-app/target/fleetmq.jar)
 mkdir -p "$out"
@@ -79,12 +80,9 @@ for jar in "${jars[@]}"; do
     java -Xmx2g -jar "$jar" >"$out/node-$i.log" 2>&1 &
   node=$!
   trap 'kill $node 2>/dev/null || true' EXIT
-  until grep -qs "FleetMQ node .* ready in" "$out/node-$i.log"; do sleep 0.5; kill -0 "$node"; done
-  token=$(curl -sS -f -X POST http://127.0.0.1:25083/api/v1/auth/login -H 'Content-Type: application/json' \
-    -d "{\"username\":\"admin\",\"password\":\"$admin_pass\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-  curl -sS -f -X POST http://127.0.0.1:25083/api/v1/credentials -H "Authorization: Bearer $token" \
-    -H 'Content-Type: application/json' \
-    -d "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\",\"publish\":[\"fleetmq-bench/#\"],\"subscribe\":[\"fleetmq-bench/#\"]}" >/dev/null
+  wait_ready "$node" "$out/node-$i.log"
+  make_credential 25083 "$admin_pass" \
+    "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\",\"publish\":[\"fleetmq-bench/#\"],\"subscribe\":[\"fleetmq-bench/#\"]}"
   echo "fleetmq-$i: $jar" >>"$out/machine.txt"
   scenarios "fleetmq-$i" 25883 yes
   curl -s http://127.0.0.1:25083/metrics | grep '^fleetmq_messages_dropped_total' >"$out/fleetmq-$i-drops.txt" || true
