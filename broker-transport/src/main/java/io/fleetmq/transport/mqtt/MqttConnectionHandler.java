@@ -1,5 +1,6 @@
 package io.fleetmq.transport.mqtt;
 
+import io.fleetmq.core.log.ClientText;
 import io.fleetmq.core.mqtt.Packet;
 import io.fleetmq.core.mqtt.ProtocolVersion;
 import io.fleetmq.core.mqtt.ProtocolViolation;
@@ -20,12 +21,14 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.EncoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttIdentifierRejectedException;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageType;
 import io.netty.handler.codec.mqtt.MqttUnacceptableProtocolVersionException;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -367,7 +370,7 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
             // Not the client's doing (out of direct memory while writing to it, most likely): the
             // operator must hear of it, since the client only sees its connection close.
             log.warn("Connection {} of {} closed: {}", remoteAddress(),
-                    actor == null ? "a client not yet connected" : io.fleetmq.core.log.ClientText.of(actor.clientId()), cause.toString());
+                    actor == null ? "a client not yet connected" : ClientText.of(actor.clientId()), cause.toString());
         } else {
             log.debug("Connection {} failed: {}", remoteAddress(), cause.toString());
         }
@@ -377,7 +380,7 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     /** An error of the JVM or a packet the node could not encode, as opposed to a network or client fault. */
     private static boolean isNodeFault(Throwable cause) {
         for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof Error || t instanceof io.netty.handler.codec.EncoderException) {
+            if (t instanceof Error || t instanceof EncoderException) {
                 return true;
             }
         }
@@ -502,7 +505,7 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
 
     @Override
     public boolean secure() {
-        return channel != null && channel.pipeline().get(io.netty.handler.ssl.SslHandler.class) != null;
+        return channel != null && channel.pipeline().get(SslHandler.class) != null;
     }
 
     /**
@@ -521,8 +524,8 @@ public final class MqttConnectionHandler extends ChannelInboundHandlerAdapter im
     }
 
     private List<X509Certificate> readPeerCertificates() {
-        io.netty.handler.ssl.SslHandler ssl = channel == null ? null
-                : channel.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+        SslHandler ssl = channel == null ? null
+                : channel.pipeline().get(SslHandler.class);
         if (ssl == null) {
             return List.of();
         }
