@@ -386,13 +386,18 @@ public final class ConnectSequencer {
         Parked p = new Parked(node, epoch);
         p.add(c, offset);
         parked.put(c.clientId(), p);
-        p.timeout = scheduler.schedule(() -> submit(() -> {
-            if (parked.get(c.clientId()) == p) {
-                log.info("Node {} did not release the connection of {} within {}; deciding its takeover",
-                        node, ClientText.of(c.clientId()), releaseWait);
-                unpark(c.clientId());
-            }
-        }), releaseWait.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            p.timeout = scheduler.schedule(() -> submit(() -> {
+                if (parked.get(c.clientId()) == p) {
+                    log.info("Node {} did not release the connection of {} within {}; deciding its takeover",
+                            node, ClientText.of(c.clientId()), releaseWait);
+                    unpark(c.clientId());
+                }
+            }), releaseWait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            parked.remove(c.clientId()); // this node stops: decided without the wait, as before it existed
+            onConnect(c, offset, true);
+        }
     }
 
     /**

@@ -165,6 +165,18 @@ class ConnectSequencerTest {
         assertEquals(List.of("r2@2 present=true"), answersWithPresence());
     }
 
+    @Test
+    void aTakeOverWhileTheNodeStopsIsDecidedWithoutTheWait() throws Exception {
+        sequencer.releaseWait(Duration.ofMinutes(5));
+        batch(0, connectOn(OTHER, "r1", "k", true, 0, null));
+        timers.shutdownNow(); // the node stops: no timer can be set any more
+
+        batch(1, connect("r2", "k", false, 0));
+
+        assertEquals(List.of("r2@2 present=true"), answersWithPresence(),
+                "decided at once, as before the wait existed");
+    }
+
     private SessionEvent.Connect connectOn(String node, String requestId, String clientId, boolean cleanStart,
             long expiry, SessionState.PendingWill will) {
         long incarnation = node.equals(NODE) ? membership.incarnation() : other.membership().incarnation();
