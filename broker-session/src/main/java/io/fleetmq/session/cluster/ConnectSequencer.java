@@ -556,15 +556,12 @@ public final class ConnectSequencer {
     // ------------------------------------------------------------------ output
 
     /** Stores a session's state: decided by the event being handled, or (timers, settlements) by the same one as before. */
-    /** @return completes once Kafka stored the state, exceptionally if it did not */
-    private CompletableFuture<?> write(SessionState decided) {
+    private void write(SessionState decided) {
         SessionState state = deciding != SessionState.UNKNOWN ? decided.withDecidedAt(deciding) : decided;
         SessionDirectory.Pending p = directory.written(state.clientId(), state);
-        CompletableFuture<?> stored = producer.send(topics.sessions(), null, state.clientId(),
-                ClusterCodec.encode(state), decidedHeader(state.decidedAt()))
-                .whenComplete((m, e) -> settle(state.clientId(), p, m, e));
-        track(stored);
-        return stored;
+        track(producer.send(topics.sessions(), null, state.clientId(), ClusterCodec.encode(state),
+                        decidedHeader(state.decidedAt()))
+                .whenComplete((m, e) -> settle(state.clientId(), p, m, e)));
     }
 
     private static RecordHeaders decidedHeader(long decidedAt) {

@@ -53,7 +53,8 @@ class ConnectSequencerTest {
     private static final String NODE = "n1";
     private static final String OTHER = "n2";
     private static final BrokerMessage WILL = new BrokerMessage("wills/x", "gone".getBytes(StandardCharsets.UTF_8),
-            1, false, "x", 0, BrokerMessage.NO_EXPIRY, BrokerMessage.PAYLOAD_FORMAT_ABSENT, null, null, null, List.of());
+            1, false, "x", 0, BrokerMessage.NO_EXPIRY, BrokerMessage.PAYLOAD_FORMAT_ABSENT, null, null, null,
+            List.of());
 
     @TempDir
     static Path dir;
