@@ -283,7 +283,7 @@ public final class ConnectSequencer {
             if (p != null) {
                 p.add(c, deciding); // decided after the CONNECTs before it
             } else {
-                onConnect(c, deciding, false);
+                onConnect(c, false);
             }
         } else if (event instanceof SessionEvent.Released r) {
             Parked p = parked.get(r.clientId());
@@ -320,7 +320,7 @@ public final class ConnectSequencer {
                 if (again != null) {
                     again.add(p.waiting.get(i), deciding);
                 } else {
-                    onConnect(p.waiting.get(i), deciding, i == 0);
+                    onConnect(p.waiting.get(i), i == 0);
                 }
             }
         } finally {
@@ -328,11 +328,8 @@ public final class ConnectSequencer {
         }
     }
 
-    /**
-     * @param offset   the CONNECT's {@code session.events} offset
-     * @param released whether the node that held the session's connection has let it go already
-     */
-    private void onConnect(SessionEvent.Connect c, long offset, boolean released) {
+    /** @param released whether the node that held the session's connection has let it go already */
+    private void onConnect(SessionEvent.Connect c, boolean released) {
         long now = clock.getAsLong();
         SessionState cur = directory.get(c.clientId()).orElse(null);
         if (cur != null && cur.requestId().equals(c.requestId())) {
@@ -354,7 +351,7 @@ public final class ConnectSequencer {
                     if (cur.connected()) {
                         // A DISCONNECT that node read before this CONNECT was written may not be in the
                         // sequence yet: the answer (session present, the will) waits for its word.
-                        park(c, offset, cur.nodeId(), epoch);
+                        park(c, cur.nodeId(), epoch);
                         return;
                     }
                 }
@@ -382,9 +379,10 @@ public final class ConnectSequencer {
         command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
     }
 
-    private void park(SessionEvent.Connect c, long offset, String node, long epoch) {
+    /** Parks {@code c}, the CONNECT being decided (its offset is {@link #deciding}). */
+    private void park(SessionEvent.Connect c, String node, long epoch) {
         Parked p = new Parked(node, epoch);
-        p.add(c, offset);
+        p.add(c, deciding);
         parked.put(c.clientId(), p);
         try {
             p.timeout = scheduler.schedule(() -> submit(() -> {
@@ -396,7 +394,7 @@ public final class ConnectSequencer {
             }), releaseWait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             parked.remove(c.clientId()); // this node stops: decided without the wait, as before it existed
-            onConnect(c, offset, true);
+            onConnect(c, true);
         }
     }
 
