@@ -242,6 +242,7 @@ final class Messaging implements AutoCloseable {
                 clusterProducer.partitions(topics.sessionEvents()), requestTimeout, deviceQueues);
         membership.onDeath(sequencer::nodeDied);
         sequencer.appTopics(appTopics);
+        sequencer.meters(meters);
         sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
                 sequencer::handle, GroupConsumer.Hooks.none()

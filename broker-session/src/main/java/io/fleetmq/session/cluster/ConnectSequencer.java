@@ -13,12 +13,15 @@ import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.kafka.cluster.StateFollower;
 import io.fleetmq.kafka.publish.PublishLog;
 import io.fleetmq.session.MessageDrops;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -73,6 +76,22 @@ public final class ConnectSequencer {
     private final ScheduledExecutorService scheduler;
     /** CONNECTs waiting for a live node to let go of their client ID's connection, by client ID. */
     private final Map<String, Parked> parked = new HashMap<>();
+    /** {@code fleetmq_connect_takeovers_total} by outcome; empty until {@link #meters} is called. */
+    private final Map<TakeOverEnd, Counter> takeOvers = new EnumMap<>(TakeOverEnd.class);
+
+    /** How a takeover that waited for the node holding the connection came to be decided. */
+    enum TakeOverEnd {
+        /** the node said it let the connection go (or held none) */
+        RELEASED,
+        /** no word within {@link #RELEASE_WAIT} */
+        TIMED_OUT,
+        /** the node died; its sessions were settled here */
+        NODE_GONE,
+        /** this node gave the client ID's partition up */
+        PARTITION_MOVED,
+        /** this node is stopping: no timer could be set */
+        STOPPING
+    }
     /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     private volatile Set<Integer> owned = Set.of();
@@ -151,6 +170,16 @@ public final class ConnectSequencer {
         this.appTopics = topics;
     }
 
+    /** Counts the takeovers that waited for their old node, by how each was decided. */
+    public void meters(MeterRegistry meters) {
+        for (TakeOverEnd end : TakeOverEnd.values()) {
+            takeOvers.put(end, Counter.builder("fleetmq.connect.takeovers")
+                    .description("CONNECTs that took a session from a connection on another live node, by how the"
+                            + " wait for that node to let it go ended")
+                    .tag("outcome", end.name().toLowerCase(java.util.Locale.ROOT)).register(meters));
+        }
+    }
+
     /** For tests: how long a takeover waits for the old node's word, {@link #RELEASE_WAIT} unless set. */
     void releaseWait(Duration wait) {
         this.releaseWait = wait;
@@ -168,7 +197,7 @@ public final class ConnectSequencer {
                 settleSessionsOf(node.nodeId(), owned);
                 // Their connections are settled: nothing more will come from that node about them.
                 parked.entrySet().stream().filter(e -> e.getValue().node.equals(node.nodeId()))
-                        .map(Map.Entry::getKey).toList().forEach(this::unpark);
+                        .map(Map.Entry::getKey).toList().forEach(id -> unpark(id, TakeOverEnd.NODE_GONE));
             }
         });
     }
@@ -208,7 +237,7 @@ public final class ConnectSequencer {
             // Their offsets are committed: decided here or never. Stored before the new owner reads them.
             List<String> leaving = parked.keySet().stream().filter(id -> removed.contains(partitionOf(id))).toList();
             if (!leaving.isEmpty() && membership.serving()) {
-                leaving.forEach(this::unpark);
+                leaving.forEach(id -> unpark(id, TakeOverEnd.PARTITION_MOVED));
                 if (!flushed()) {
                     log.warn("Decisions of CONNECTs in partitions {} not all stored before giving them up", removed);
                 }
@@ -288,7 +317,7 @@ public final class ConnectSequencer {
         } else if (event instanceof SessionEvent.Released r) {
             Parked p = parked.get(r.clientId());
             if (p != null && p.epoch == r.epoch()) {
-                unpark(r.clientId());
+                unpark(r.clientId(), TakeOverEnd.RELEASED);
             }
         } else if (event instanceof SessionEvent.Disconnected d) {
             onDisconnected(d);
@@ -306,12 +335,13 @@ public final class ConnectSequencer {
      * The CONNECTs of {@code clientId} that waited for a node to release its connection are decided
      * now, in order, each as of its own event (a later one may wait again, for the node of the first).
      */
-    private void unpark(String clientId) {
+    private void unpark(String clientId, TakeOverEnd end) {
         Parked p = parked.remove(clientId);
         if (p == null) {
             return;
         }
         p.timeout.cancel(false);
+        counted(end);
         long was = deciding;
         try {
             for (int i = 0; i < p.waiting.size(); i++) {
@@ -379,6 +409,13 @@ public final class ConnectSequencer {
         command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
     }
 
+    private void counted(TakeOverEnd end) {
+        Counter c = takeOvers.get(end);
+        if (c != null) {
+            c.increment();
+        }
+    }
+
     /** Parks {@code c}, the CONNECT being decided (its offset is {@link #deciding}). */
     private void park(SessionEvent.Connect c, String node, long epoch) {
         Parked p = new Parked(node, epoch);
@@ -389,11 +426,12 @@ public final class ConnectSequencer {
                 if (parked.get(c.clientId()) == p) {
                     log.info("Node {} did not release the connection of {} within {}; deciding its takeover",
                             node, ClientText.of(c.clientId()), releaseWait);
-                    unpark(c.clientId());
+                    unpark(c.clientId(), TakeOverEnd.TIMED_OUT);
                 }
             }), releaseWait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             parked.remove(c.clientId()); // this node stops: decided without the wait, as before it existed
+            counted(TakeOverEnd.STOPPING);
             onConnect(c, true);
         }
     }

@@ -69,6 +69,7 @@ class ConnectSequencerTest {
     private SessionDirectory directory;
     private ConnectSequencer sequencer;
     private ScheduledExecutorService timers;
+    private SimpleMeterRegistry meters;
 
     @BeforeAll
     static void startKafka() throws Exception {
@@ -113,6 +114,8 @@ class ConnectSequencerTest {
         sequencer = new ConnectSequencer(NODE, topics, producer, membership, directory, follower, publishLog,
                 new MessageDrops(new SimpleMeterRegistry()), timers, System::currentTimeMillis, 2,
                 Duration.ofSeconds(10), null);
+        meters = new SimpleMeterRegistry();
+        sequencer.meters(meters);
     }
 
     @Test
@@ -132,6 +135,7 @@ class ConnectSequencerTest {
         assertEquals(List.of("r2@1 present=false"), answersWithPresence(),
                 "Session Expiry 0 ended the session with its connection: a new session, none present");
         assertEquals(0, readAll(topics.publish()).size(), "a DISCONNECT discards the will");
+        assertEquals(1.0, takeOverCount("released"));
     }
 
     @Test
@@ -151,6 +155,7 @@ class ConnectSequencerTest {
         SessionState stored = directory.get("f").orElseThrow();
         assertEquals("r3", stored.requestId());
         assertEquals(NODE, stored.nodeId());
+        assertEquals(1.0, takeOverCount("released"), "the second CONNECT took over on this same node: no wait");
     }
 
     @Test
@@ -164,6 +169,8 @@ class ConnectSequencerTest {
             return !answersWithPresence().isEmpty();
         });
         assertEquals(List.of("r2@2 present=true"), answersWithPresence());
+        assertEquals(1.0, takeOverCount("timed_out"));
+        assertEquals(0.0, takeOverCount("released"));
     }
 
     @Test
@@ -176,6 +183,7 @@ class ConnectSequencerTest {
 
         assertEquals(List.of("r2@2 present=true"), answersWithPresence(),
                 "decided at once, as before the wait existed");
+        assertEquals(1.0, takeOverCount("stopping"));
     }
 
     private SessionEvent.Connect connectOn(String node, String requestId, String clientId, boolean cleanStart,
@@ -259,6 +267,10 @@ class ConnectSequencerTest {
             }
         }
         return out;
+    }
+
+    private double takeOverCount(String outcome) {
+        return meters.get("fleetmq.connect.takeovers").tag("outcome", outcome).counter().count();
     }
 
     /** The ConnectAccepted commands sent to this node, as requestId@epoch and the session present flag. */
