@@ -194,7 +194,10 @@ public final class SessionActor {
 
     /** Another node took this client ID over. */
     void takenOver(NodeCommand.TakeOver command) {
-        mailbox.tell(() -> onTakenOver(command));
+        if (!mailbox.tell(() -> onTakenOver(command))) {
+            // The session ended here since the registry found it: nothing held, and what it wrote is ahead.
+            services.cluster().event(new SessionEvent.Released(clientId, command.epoch()));
+        }
     }
 
     /** The session's DEVICE queue in Redis grew by an entry. */

@@ -59,6 +59,19 @@ class TakeOverReleaseTest {
         assertEquals(List.of("Released g@2", "Released g@2"), lastEvents(h, 2));
     }
 
+    @Test
+    void aSessionThatEndedAfterTheRegistryFoundItStillAnswers() {
+        SessionHarness h = new SessionHarness();
+        RecordingConnection c = h.connect("h", false, 0, 10);
+        SessionActor found = h.session("h");
+        h.send("h", c, Packet.Disconnect.of(ReasonCode.SUCCESS, null)); // ends it: its mailbox closes
+
+        found.takenOver(new NodeCommand.TakeOver("h", 2));
+        h.actors.runAll();
+
+        assertEquals(List.of("Disconnected h@1 expiry 0", "Released h@2"), lastEvents(h, 2));
+    }
+
     private static List<String> lastEvents(SessionHarness h, int n) {
         List<String> all = h.sequence.events.stream().map(TakeOverReleaseTest::describe).toList();
         return all.subList(Math.max(0, all.size() - n), all.size());
