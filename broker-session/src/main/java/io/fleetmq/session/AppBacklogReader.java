@@ -80,16 +80,29 @@ final class AppBacklogReader {
     private final Connection connection;
     private final OutboundFlow outbound;
     private final Consumer<Runnable> tell;
-    /** The client's own backlog. */
-    private Reader own;
-    /** The backlogs of its shared subscriptions, by the filter as subscribed ({@code $share/g/f}). */
-    private final Map<String, Reader> shared = new HashMap<>();
-    /** The subscription each shared backlog is read for. */
-    private final Map<Reader, Subscription> sharedSubscriptions = new HashMap<>();
-    /** Where delivery stands in each partition read, per backlog. */
-    private final Map<Reader, Map<Integer, Cursor>> cursors = new HashMap<>();
-    /** Backlog records waiting for room in the client's receive window, in the order they came. */
-    private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+    /** What is read while backlogs are open; null otherwise, which is every DEVICE session. */
+    private Reading reading;
+
+    /** The backlogs read for one connection, and where delivery stands in each. */
+    private static final class Reading {
+        /** The client's own backlog. */
+        Reader own;
+        /** The backlogs of its shared subscriptions, by the filter as subscribed ({@code $share/g/f}). */
+        final Map<String, Reader> shared = new HashMap<>();
+        /** The subscription each shared backlog is read for. */
+        final Map<Reader, Subscription> sharedSubscriptions = new HashMap<>();
+        /** Where delivery stands in each partition read, per backlog. */
+        final Map<Reader, Map<Integer, Cursor>> cursors = new HashMap<>();
+        /** Backlog records waiting for room in the client's receive window, in the order they came. */
+        final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+    }
+
+    private Reading reading() {
+        if (reading == null) {
+            reading = new Reading();
+        }
+        return reading;
+    }
 
     AppBacklogReader(String clientId, SessionServices services, Connection connection, OutboundFlow outbound,
             Consumer<Runnable> tell) {
@@ -110,8 +123,8 @@ final class AppBacklogReader {
         Reader[] opened = new Reader[1];
         opened[0] = services.appBacklogs().open(clientId, batch -> tell.accept(() -> onRecords(opened[0], batch)),
                 newSession);
-        own = opened[0];
-        own.grant(connection.receiveMaximum());
+        reading().own = opened[0];
+        opened[0].grant(connection.receiveMaximum());
         for (Map.Entry<String, Subscription> e : subscriptions.entrySet()) {
             if (e.getValue().isShared()) {
                 openShared(e.getKey(), e.getValue());
@@ -126,9 +139,9 @@ final class AppBacklogReader {
 
     /** A shared subscription was made or changed ({@code rawFilter} as subscribed, {@code $share/g/f}). */
     void subscribed(String rawFilter, Subscription sub) {
-        Reader reading = shared.get(rawFilter);
-        if (reading != null) {
-            sharedSubscriptions.put(reading, sub); // the same subscription with new options
+        Reader known = reading == null ? null : reading.shared.get(rawFilter);
+        if (known != null) {
+            reading.sharedSubscriptions.put(known, sub); // the same subscription with new options
         } else {
             openShared(rawFilter, sub);
         }
@@ -140,28 +153,31 @@ final class AppBacklogReader {
         opened[0] = services.appBacklogs().openShared(sub.shareGroup(), sub.topicFilter(),
                 batch -> tell.accept(() -> onRecords(opened[0], batch)),
                 partitions -> tell.accept(() -> onRevoked(opened[0], partitions)));
-        shared.put(rawFilter, opened[0]);
-        sharedSubscriptions.put(opened[0], sub);
+        Reading r = reading();
+        r.shared.put(rawFilter, opened[0]);
+        r.sharedSubscriptions.put(opened[0], sub);
         opened[0].grant(connection.receiveMaximum());
     }
 
     /** A subscription went: if it was a shared one, this session stops reading its backlog. */
     void unsubscribed(String rawFilter) {
-        Reader b = shared.remove(rawFilter);
+        Reader b = reading == null ? null : reading.shared.remove(rawFilter);
         if (b != null) {
-            sharedSubscriptions.remove(b);
-            cursors.remove(b);
-            waiting.removeIf(w -> w.from() == b);
+            reading.sharedSubscriptions.remove(b);
+            reading.cursors.remove(b);
+            reading.waiting.removeIf(w -> w.from() == b);
             b.close();
         }
     }
 
     private void onRecords(Reader from, List<AppBacklog.Record> batch) {
-        if (from != own && !sharedSubscriptions.containsKey(from) || !connection.isOnline()) {
+        Reading current = reading;
+        if (current == null || from != current.own && !current.sharedSubscriptions.containsKey(from)
+                || !connection.isOnline()) {
             return; // an earlier connection's or subscription's; what it read is read again from the committed offset
         }
         for (AppBacklog.Record r : batch) {
-            waiting.add(new Waiting(from, r));
+            current.waiting.add(new Waiting(from, r));
         }
         outbound.sendQueued();
         drain();
@@ -169,21 +185,22 @@ final class AppBacklogReader {
 
     /** Sends backlog records while the receive window has room. */
     void drain() {
-        while (connection.isWritable() && !waiting.isEmpty() && outbound.room() > 0) {
-            Waiting w = waiting.poll();
-            deliver(w.from(), w.record());
+        // A delivery can end the connection, and close() drops what is read: look again each time.
+        while (reading != null && connection.isWritable() && !reading.waiting.isEmpty() && outbound.room() > 0) {
+            Waiting w = reading.waiting.poll();
+            deliver(reading, w.from(), w.record());
         }
     }
 
-    private void deliver(Reader from, AppBacklog.Record r) {
-        Cursor cursor = cursors.computeIfAbsent(from, b -> new HashMap<>())
+    private void deliver(Reading current, Reader from, AppBacklog.Record r) {
+        Cursor cursor = current.cursors.computeIfAbsent(from, b -> new HashMap<>())
                 .computeIfAbsent(r.partition(), p -> new Cursor(from, p));
         cursor.next = Math.max(cursor.next, r.offset() + 1);
         cursor.open.add(r.offset());
         Delivery d;
         try {
             Downlink downlink = ClusterCodec.decodeDownlink(r.value());
-            Subscription sharedSub = sharedSubscriptions.get(from);
+            Subscription sharedSub = current.sharedSubscriptions.get(from);
             // A shared backlog holds the group's messages; this member gets them with its own options.
             d = Delivery.of(clientId, downlink.message(), sharedSub != null ? List.of(sharedSub) : downlink.matched());
         } catch (MessageFormatException e) {
@@ -207,7 +224,7 @@ final class AppBacklogReader {
 
     /** A backlog record is delivered: commit up to the first one that is not, and ask for one more. */
     private void done(Cursor cursor, long offset) {
-        if (cursors.getOrDefault(cursor.backlog, Map.of()).get(cursor.partition) != cursor
+        if (reading == null || reading.cursors.getOrDefault(cursor.backlog, Map.of()).get(cursor.partition) != cursor
                 || !cursor.open.remove(offset)) {
             return; // its partition went to another member, or its backlog was closed
         }
@@ -224,7 +241,10 @@ final class AppBacklogReader {
      * are that member's to deliver; credit they held comes back to this reader.
      */
     private void onRevoked(Reader from, Set<Integer> partitions) {
-        Map<Integer, Cursor> mine = cursors.get(from);
+        if (reading == null) {
+            return; // closed: nothing of it is held here
+        }
+        Map<Integer, Cursor> mine = reading.cursors.get(from);
         int freed = 0;
         if (mine != null) {
             for (Integer p : partitions) {
@@ -234,6 +254,7 @@ final class AppBacklogReader {
                 }
             }
         }
+        ArrayDeque<Waiting> waiting = reading.waiting;
         int before = waiting.size();
         waiting.removeIf(w -> w.from() == from && partitions.contains(w.record().partition()));
         freed += before - waiting.size();
@@ -244,14 +265,14 @@ final class AppBacklogReader {
 
     /** Stops reading every backlog; what they handed over and was not delivered is read again from Kafka. */
     void close() {
-        if (own != null) {
-            own.close();
-            own = null;
+        Reading closing = reading;
+        if (closing == null) {
+            return;
         }
-        shared.values().forEach(Reader::close);
-        shared.clear();
-        sharedSubscriptions.clear();
-        cursors.clear();
-        waiting.clear();
+        reading = null;
+        if (closing.own != null) {
+            closing.own.close();
+        }
+        closing.shared.values().forEach(Reader::close);
     }
 }

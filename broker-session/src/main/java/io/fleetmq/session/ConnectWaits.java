@@ -83,10 +83,13 @@ final class ConnectWaits {
     private final Runnable refused;
     private final Consumer<Runnable> resumeInboundQos2;
     private final java.util.function.BooleanSupplier draining;
-    /** By request ID, in arrival order. */
-    private final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
+    /**
+     * By request ID, in arrival order; null while no CONNECT waits, which is most of a session's life
+     * (an idle connection's memory is what limits connections per node).
+     */
+    private LinkedHashMap<String, Pending> pending;
     /** Where each CONNECT put to the connect sequence is on its way, for the log of one left unanswered. */
-    private final java.util.Map<String, String> progress = new java.util.HashMap<>();
+    private java.util.Map<String, String> progress;
 
     /**
      * @param tell              runs a task in a later turn of the session's mailbox
@@ -115,12 +118,53 @@ final class ConnectWaits {
         return !access.authorizePublish(will.topic(), will.qos(), will.retain()).isError();
     }
 
+    private Pending pending(String requestId) {
+        return pending == null ? null : pending.get(requestId);
+    }
+
+    private void put(String requestId, Pending p) {
+        if (pending == null) {
+            pending = new LinkedHashMap<>(4);
+        }
+        pending.put(requestId, p);
+    }
+
+    /** Removes a waiting CONNECT, and its progress; the maps go when the last one does. */
+    private Pending remove(String requestId) {
+        if (pending == null) {
+            return null;
+        }
+        Pending p = pending.remove(requestId);
+        if (progress != null) {
+            progress.remove(requestId);
+        }
+        if (pending.isEmpty()) {
+            pending = null;
+            progress = null;
+        }
+        return p;
+    }
+
+    /** Notes where a waiting CONNECT is on its way. */
+    private void progress(String requestId, String stage) {
+        if (pending == null || !pending.containsKey(requestId)) {
+            return;
+        }
+        if (progress == null) {
+            progress = new java.util.HashMap<>(4);
+        }
+        progress.put(requestId, stage);
+    }
+
     boolean isEmpty() {
-        return pending.isEmpty();
+        return pending == null;
     }
 
     /** Holds {@code again} until {@code conn}'s CONNECT is decided; false if {@code conn} is not waiting. */
     boolean defer(ClientConnection conn, Runnable again) {
+        if (pending == null) {
+            return false;
+        }
         for (Pending p : pending.values()) {
             if (p.conn() == conn) {
                 p.deferred().add(again);
@@ -148,7 +192,7 @@ final class ConnectWaits {
         String requestId = UUID.randomUUID().toString();
         ScheduledFuture<?> timeout = services.timers().schedule(() -> tell.accept(() -> unanswered(requestId)),
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        pending.put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null, null, null));
+        put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null, null, null));
         SessionGuard.ConnectRequest request = new SessionGuard.ConnectRequest(clientId, connect, conn.address(),
                 conn.secure(), conn.peerCertificates());
         if (connect.authenticationMethod() != null) {
@@ -194,17 +238,17 @@ final class ConnectWaits {
     }
 
     private void stepped(String requestId, SessionGuard.AuthStep step) {
-        Pending p = pending.get(requestId);
+        Pending p = pending(requestId);
         if (p == null) {
             return; // timed out, or the client gave up meanwhile
         }
         if (step instanceof SessionGuard.AuthStep.Continue c) {
-            pending.put(requestId, p.awaiting(c.next()));
+            put(requestId, p.awaiting(c.next()));
             p.conn().write(new Packet.Auth(ReasonCode.CONTINUE_AUTHENTICATION, p.connect().authenticationMethod(),
                     c.data()));
             p.conn().flush();
         } else if (step instanceof SessionGuard.AuthStep.Allowed a) {
-            pending.put(requestId, p.finalData(a.data()));
+            put(requestId, p.finalData(a.data()));
             authenticated(requestId, a.verdict());
         } else {
             authenticated(requestId, SessionGuard.Verdict.refused(((SessionGuard.AuthStep.Failed) step).code()));
@@ -217,6 +261,9 @@ final class ConnectWaits {
      * DISCONNECT gives up. False if {@code conn} is not in an exchange (its packets wait as usual).
      */
     boolean authenticating(ClientConnection conn, Packet packet) {
+        if (pending == null) {
+            return false;
+        }
         for (var entry : pending.entrySet()) {
             Pending p = entry.getValue();
             if (p.conn() != conn || !p.inExchange()) {
@@ -226,11 +273,11 @@ final class ConnectWaits {
             if (packet instanceof Packet.Auth auth && p.exchange() != null
                     && auth.reasonCode() == ReasonCode.CONTINUE_AUTHENTICATION
                     && p.connect().authenticationMethod().equals(auth.authenticationMethod())) {
-                pending.put(requestId, p.awaiting(null));
+                put(requestId, p.awaiting(null));
                 step(requestId, p.exchange().next(auth.authenticationData()));
                 return true;
             }
-            pending.remove(requestId);
+            remove(requestId); // and return: the loop goes no further
             p.timeout().cancel(false);
             if (packet instanceof Packet.Disconnect) {
                 p.conn().sendAndClose(null);
@@ -246,20 +293,20 @@ final class ConnectWaits {
     }
 
     private void authenticated(String requestId, SessionGuard.Verdict verdict) {
-        Pending p = pending.get(requestId);
+        Pending p = pending(requestId);
         if (p == null) {
             return; // timed out meanwhile
         }
         ReasonCode code = verdict.code();
         if (code.isError()) {
-            pending.remove(requestId);
+            remove(requestId);
             p.timeout().cancel(false);
             p.conn().sendAndClose(Packet.ConnAck.refuse(code, null));
             refused.run();
             return;
         }
         p = p.authenticated(verdict);
-        pending.put(requestId, p);
+        put(requestId, p);
         Packet.Connect connect = p.connect();
         long expiry = services.limits().sessionExpiry(clientId, connect);
         // A will the client may not publish is dropped when it would be published; the cluster
@@ -274,7 +321,7 @@ final class ConnectWaits {
                 && !services.cluster().admitsApplicationSession(clientId)) {
             // Each persistent APPLICATION session costs a Kafka topic: the cluster takes a bounded number.
             LimitsExceeded.count(services.meters(), LimitsExceeded.APPLICATION_SESSIONS);
-            pending.remove(requestId);
+            remove(requestId);
             p.timeout().cancel(false);
             p.conn().sendAndClose(Packet.ConnAck.refuse(ReasonCode.QUOTA_EXCEEDED,
                     "the cluster holds its maximum of APPLICATION sessions"));
@@ -316,28 +363,28 @@ final class ConnectWaits {
     }
 
     private void ask(SessionEvent.Connect event) {
-        if (!pending.containsKey(event.requestId())) {
+        if (pending(event.requestId()) == null) {
             return; // timed out or refused meanwhile
         }
-        progress.put(event.requestId(), "its session event not stored yet");
+        progress(event.requestId(), "its session event not stored yet");
         services.cluster().event(event).whenComplete((m, e) -> {
             if (e != null) {
                 tell.accept(() -> unanswered(event.requestId()));
             } else {
-                tell.accept(() -> progress.computeIfPresent(event.requestId(),
-                        (id, was) -> "its session event stored at " + m + ", no answer from the connect sequence"));
+                tell.accept(() -> progress(event.requestId(),
+                        "its session event stored at " + m + ", no answer from the connect sequence"));
             }
         });
     }
 
     /** No answer in time, or the request could not be stored: CONNACK 0x88 [MQTT-3.2.2-7]. */
     private void unanswered(String requestId) {
-        Pending p = pending.remove(requestId);
+        String stage = progress == null ? null : progress.get(requestId);
+        Pending p = remove(requestId);
         if (p == null) {
             return;
         }
         p.timeout().cancel(false);
-        String stage = progress.remove(requestId);
         if (LOG_LIMIT.allow()) {
             log.warn("{}: CONNECT not decided within {} ({}); refused with server unavailable{}",
                     ClientText.of(clientId), services.cluster().connectTimeout(),
@@ -350,7 +397,7 @@ final class ConnectWaits {
 
     /** The connect sequence's answer to one of this session's CONNECTs. */
     void accepted(NodeCommand.ConnectAccepted answer) {
-        Pending p = pending.get(answer.requestId());
+        Pending p = pending(answer.requestId());
         if (p != null && answer.sessionPresent()) {
             // The QoS 2 receipts the session's earlier connections left (on any node) are known
             // before this connection's packets are handled, which wait meanwhile [MQTT-4.3.3-10].
@@ -362,8 +409,7 @@ final class ConnectWaits {
     }
 
     private void answered(NodeCommand.ConnectAccepted answer) {
-        progress.remove(answer.requestId());
-        Pending p = pending.remove(answer.requestId());
+        Pending p = remove(answer.requestId());
         if (p == null) {
             if (answer.epoch() == epoch.getAsLong()) {
                 // The answer repeated (the sequence read its events again after a failed write, or a
@@ -396,9 +442,11 @@ final class ConnectWaits {
 
     /** Every waiting CONNECT is refused with {@code code} (3.1.1: 3 Server unavailable). */
     void refuseAll(ReasonCode code, String reason) {
-        progress.clear();
+        if (pending == null) {
+            return;
+        }
         for (String requestId : List.copyOf(pending.keySet())) {
-            Pending p = pending.remove(requestId);
+            Pending p = remove(requestId);
             p.timeout().cancel(false);
             p.conn().sendAndClose(Packet.ConnAck.refuse(code, reason));
         }

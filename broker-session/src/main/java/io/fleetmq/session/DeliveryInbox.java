@@ -4,10 +4,10 @@ import io.fleetmq.core.actor.Mailbox;
 import io.fleetmq.core.log.ClientText;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.subscription.Subscription;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,9 +33,22 @@ final class DeliveryInbox {
     private final BiConsumer<BrokerMessage, List<Subscription>> sink;
     private final ConcurrentLinkedQueue<Routed> inbox = new ConcurrentLinkedQueue<>();
     /** Deliveries in the inbox; bounds what a slow subscriber piles up. */
-    private final AtomicInteger pending = new AtomicInteger();
+    private volatile int pending;
     /** Set while a task that takes from the inbox is told or running; only its winner tells one. */
-    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private volatile boolean scheduled;
+    // Updated through VarHandles, not Atomic* objects: one inbox per connection.
+    private static final VarHandle PENDING;
+    private static final VarHandle SCHEDULED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            PENDING = lookup.findVarHandle(DeliveryInbox.class, "pending", int.class);
+            SCHEDULED = lookup.findVarHandle(DeliveryInbox.class, "scheduled", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private final Runnable take = this::take;
     /** The inbox still held deliveries when this turn's share was taken; the end of the turn tells the next. */
     private boolean backlog;
@@ -52,24 +65,24 @@ final class DeliveryInbox {
     /** Any thread: a message routed to this client. */
     void offer(BrokerMessage message, List<Subscription> matched) {
         MqttLimits limits = services.limits();
-        if (pending.get() >= limits.maxQueuedMessages() + limits.maxQueuedQos0()) {
+        if (pending >= limits.maxQueuedMessages() + limits.maxQueuedQos0()) {
             // The session cannot keep up: drop here rather than grow the mailbox without bound.
             services.drops().count(message.qos() == 0 ? MessageDrops.Reason.QOS0_QUEUE_FULL
                     : MessageDrops.Reason.SESSION_QUEUE_FULL);
             return;
         }
-        pending.incrementAndGet();
+        PENDING.getAndAdd(this, 1);
         inbox.offer(new Routed(message, matched));
-        if (scheduled.compareAndSet(false, true) && !mailbox.tell(take)) {
+        if (SCHEDULED.compareAndSet(this, false, true) && !mailbox.tell(take)) {
             discard();
         }
     }
 
     /** The mailbox is closed (the session ended): what waits in the inbox is counted as dropped. */
     private void discard() {
-        scheduled.set(false);
+        scheduled = false;
         for (Routed r = inbox.poll(); r != null; r = inbox.poll()) {
-            pending.decrementAndGet();
+            PENDING.getAndAdd(this, -1);
             services.drops().count(MessageDrops.Reason.NO_SESSION, clientId, r.message().topic());
         }
     }
@@ -82,7 +95,7 @@ final class DeliveryInbox {
                 if (r == null) {
                     break;
                 }
-                pending.decrementAndGet();
+                PENDING.getAndAdd(this, -1);
                 try {
                     sink.accept(r.message(), r.matched());
                 } catch (RuntimeException e) {
@@ -94,9 +107,9 @@ final class DeliveryInbox {
             if (!inbox.isEmpty()) {
                 backlog = true; // stays scheduled: no other take is told meanwhile
             } else {
-                scheduled.set(false);
+                scheduled = false;
                 // A delivery that arrived between the last poll and the line above found the flag still set.
-                if (!inbox.isEmpty() && scheduled.compareAndSet(false, true)) {
+                if (!inbox.isEmpty() && SCHEDULED.compareAndSet(this, false, true)) {
                     backlog = true;
                 }
             }

@@ -45,10 +45,14 @@ final class OutboundFlow {
     private final SessionServices services;
     private final Connection connection;
     private final LinkedHashMap<Integer, InFlight> inFlight = new LinkedHashMap<>();
-    /** QoS 1/2 waiting for room in the client's receive window (or for the client to come back). */
-    private final ArrayDeque<Delivery> queued = new ArrayDeque<>();
+    /**
+     * QoS 1/2 waiting for room in the client's receive window (or for the client to come back).
+     * Both queues start at their smallest: most sessions never queue, and an idle session's
+     * memory is what limits connections per node. They grow (by doubling) on first use.
+     */
+    private final ArrayDeque<Delivery> queued = new ArrayDeque<>(1);
     /** QoS 0 held while the socket is not writable. */
-    private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>();
+    private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>(1);
     private final Map<String, Integer> aliases = new HashMap<>();
     private int lastPacketId;
     /** Room promised to a store read still under way; no one else takes it meanwhile. */

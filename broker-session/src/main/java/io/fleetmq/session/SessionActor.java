@@ -74,7 +74,7 @@ public final class SessionActor {
         this.clientId = clientId;
         this.services = services;
         this.registry = registry;
-        this.mailbox = new Mailbox(services.actorPool(), "session " + clientId, this::endOfTurn);
+        this.mailbox = new Mailbox(services.actorPool(), clientId, this::endOfTurn); // the ID itself: no string per session
         this.inboundQos2 = new InboundQos2(clientId, services.qos2Receipts(), services.meters());
         this.lifetime = new SessionLifetime(clientId, services, mailbox, this::onWillDue, this::onExpired,
                 will -> ConnectWaits.willAllowed(access, will));

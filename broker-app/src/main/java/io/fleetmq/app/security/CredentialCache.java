@@ -37,6 +37,7 @@ final class CredentialCache {
     private final byte[] key = new byte[32];
     private final Map<Pair, Candidates> candidates = new ConcurrentHashMap<>();
     private final Map<String, Long> verified = new ConcurrentHashMap<>();
+    private volatile long lastSweep;
     /**
      * One instance of each credential read: a fleet sharing a credential (one user name, many client
      * IDs) holds one copy of it and its rules in the cache, not one per device.
@@ -46,6 +47,7 @@ final class CredentialCache {
     CredentialCache(java.time.Duration ttl, LongSupplier nanoClock) {
         this.ttlNanos = ttl.toNanos();
         this.nanoClock = nanoClock;
+        this.lastSweep = nanoClock.getAsLong();
         new SecureRandom().nextBytes(key);
     }
 
@@ -59,6 +61,7 @@ final class CredentialCache {
         if (ttlNanos <= 0) {
             return;
         }
+        sweep();
         if (candidates.size() >= MAX_ENTRIES) {
             candidates.clear();
             shared.clear();
@@ -81,6 +84,7 @@ final class CredentialCache {
         if (ttlNanos <= 0) {
             return;
         }
+        sweep();
         if (verified.size() >= MAX_ENTRIES) {
             verified.clear();
         }
@@ -98,6 +102,24 @@ final class CredentialCache {
         String prefix = credentialId + ":";
         verified.keySet().removeIf(k -> k.startsWith(prefix));
         shared.keySet().removeIf(c -> c.id().equals(credentialId));
+    }
+
+    /**
+     * At most once per TTL, drops the entries that expired: a fleet that connected once and stays
+     * connected does not keep its entries (about 150 bytes per client) until the bound empties them.
+     */
+    private void sweep() {
+        long now = nanoClock.getAsLong();
+        if (now - lastSweep < ttlNanos) {
+            return;
+        }
+        lastSweep = now; // racing threads may both sweep; that is harmless
+        candidates.values().removeIf(c -> c.until() - now <= 0);
+        verified.values().removeIf(until -> until - now <= 0);
+    }
+
+    int size() {
+        return candidates.size() + verified.size();
     }
 
     void clear() {

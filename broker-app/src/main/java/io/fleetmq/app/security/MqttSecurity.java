@@ -59,6 +59,9 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** How long providers that a settings change replaced stay open for the CONNECTs that still use them. */
     private static final long RETIRE_AFTER_SECONDS = 30;
 
+    /** Rules compiled once per distinct list, shared by every client (and node in the process) using them. */
+    private static final CompiledRules COMPILED = new CompiledRules();
+
     /**
      * Where the runtime overrides of the {@code auth.*} settings come from, and how they become a setup.
      */
@@ -375,7 +378,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** A credential's rules; one the API would refuse (written to PostgreSQL by hand) allows nothing. */
     private static TopicRules rules(String credentialId, List<String> filters) {
         try {
-            return TopicRules.of(filters);
+            return COMPILED.of(filters);
         } catch (IllegalArgumentException e) {
             log.warn("Credential {} has an invalid rule, so that list allows nothing: {}", credentialId, e.getMessage());
             return TopicRules.NONE;

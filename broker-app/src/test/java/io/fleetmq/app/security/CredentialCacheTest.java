@@ -53,4 +53,24 @@ class CredentialCacheTest {
         now.addAndGet(Duration.ofSeconds(61).toNanos());
         assertNull(cache.candidates("fleet", "device-1"));
     }
+
+    @Test
+    void expiredEntriesAreDroppedOncePerTtlNotKeptUntilTheBound() {
+        byte[] password = "secret".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Credential c = fleetCredential();
+        for (int i = 0; i < 100; i++) {
+            cache.putCandidates("fleet", "device-" + i, List.of(c));
+        }
+        cache.putVerified(c, password);
+        assertEquals(101, cache.size());
+        now.addAndGet(Duration.ofSeconds(30).toNanos());
+        cache.putCandidates("fleet", "device-100", List.of(c));
+        assertEquals(102, cache.size(), "nothing has expired yet");
+        now.addAndGet(Duration.ofSeconds(31).toNanos());
+        cache.putCandidates("fleet", "device-101", List.of(c));
+        assertEquals(2, cache.size(), "the entries put 61 s ago are gone; those of 31 s ago and now stay");
+        assertNull(cache.candidates("fleet", "device-0"));
+        assertSame(c, cache.candidates("fleet", "device-100").get(0));
+        assertEquals(false, cache.verified(c, password));
+    }
 }

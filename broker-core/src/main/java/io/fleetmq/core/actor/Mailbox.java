@@ -1,12 +1,11 @@
 package io.fleetmq.core.actor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,10 +39,27 @@ public final class Mailbox {
     private final Executor executor;
     private final String name;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    // Plain fields updated through VarHandles rather than Atomic* objects: a node holds one mailbox
+    // per connection, and each Atomic* would be an object of its own.
+    private static final VarHandle SCHEDULED;
+    private static final VarHandle PENDING;
+    private static final VarHandle REJECTED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            SCHEDULED = lookup.findVarHandle(Mailbox.class, "scheduled", boolean.class);
+            PENDING = lookup.findVarHandle(Mailbox.class, "pending", int.class);
+            REJECTED = lookup.findVarHandle(Mailbox.class, "rejected", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** Set while a turn is scheduled or running; only its winner hands a turn to the executor. */
-    private final AtomicBoolean scheduled = new AtomicBoolean();
-    private final AtomicInteger pending = new AtomicInteger();
-    private final AtomicLong rejected = new AtomicLong();
+    private volatile boolean scheduled;
+    private volatile int pending;
+    private volatile long rejected;
     private final Runnable turn = this::runTurn;
     private final Runnable endOfTurn;
     private volatile boolean closed;
@@ -75,10 +91,10 @@ public final class Mailbox {
     public boolean tell(Runnable task) {
         Objects.requireNonNull(task, "task");
         if (closed) {
-            rejected.incrementAndGet();
+            REJECTED.getAndAdd(this, 1L);
             return false;
         }
-        pending.incrementAndGet();
+        PENDING.getAndAdd(this, 1);
         tasks.offer(task);
         scheduleTurn();
         return true;
@@ -98,12 +114,12 @@ public final class Mailbox {
 
     /** Tasks accepted and not yet started. */
     public int pendingCount() {
-        return pending.get();
+        return pending;
     }
 
     /** Tasks refused because the mailbox was closed. */
     public long rejectedCount() {
-        return rejected.get();
+        return rejected;
     }
 
     public String name() {
@@ -116,11 +132,11 @@ public final class Mailbox {
     }
 
     private void scheduleTurn() {
-        if (scheduled.compareAndSet(false, true)) {
+        if (SCHEDULED.compareAndSet(this, false, true)) {
             try {
                 executor.execute(turn);
             } catch (RejectedExecutionException e) {
-                scheduled.set(false); // so that a later tell can try again
+                scheduled = false; // so that a later tell can try again
                 throw e;
             }
         }
@@ -133,7 +149,7 @@ public final class Mailbox {
                 if (task == null) {
                     break;
                 }
-                pending.decrementAndGet();
+                PENDING.getAndAdd(this, -1);
                 runSafely(task);
             }
             if (endOfTurn != null) {
@@ -141,7 +157,7 @@ public final class Mailbox {
             }
         } finally {
             // Also after an Error, so the mailbox never stays marked as scheduled with no turn.
-            scheduled.set(false);
+            scheduled = false;
             // A tell that saw the flag still set has queued its task before we cleared it; this
             // check is what gets that task a turn.
             if (!tasks.isEmpty()) {

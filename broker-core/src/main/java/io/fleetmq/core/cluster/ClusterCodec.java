@@ -13,6 +13,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Binary form of the records nodes exchange. Every encoding starts with a format version byte and a
@@ -302,7 +304,7 @@ public final class ClusterCodec {
     public static SessionState decodeSessionState(byte[] bytes) throws MessageFormatException {
         return read(bytes, SESSION_STATE, in -> {
             String clientId = str(in);
-            String nodeId = str(in);
+            String nodeId = common(str(in));
             long incarnation = in.getLong();
             long epoch = in.getLong();
             boolean connected = bool(in);
@@ -310,7 +312,7 @@ public final class ClusterCodec {
             long disconnectedAt = in.getLong();
             SessionState.PendingWill will = will(in);
             String requestId = str(in);
-            String clientType = str(in);
+            String clientType = common(str(in));
             // Records written before the queuing flag existed: a session queues when its expiry is above 0.
             boolean queuing = in.hasRemaining() ? bool(in) : expiry > 0;
             // Records written before connection details were replicated end here.
@@ -321,8 +323,10 @@ public final class ClusterCodec {
     }
 
     public static ClientSubscriptions decodeSubscriptions(byte[] bytes) throws MessageFormatException {
-        return read(bytes, SUBSCRIPTIONS, in -> new ClientSubscriptions(str(in), str(in), in.getLong(),
-                subscriptions(in)));
+        return read(bytes, SUBSCRIPTIONS, in -> {
+            String clientId = str(in);
+            return new ClientSubscriptions(clientId, common(str(in)), in.getLong(), subscriptions(in, clientId));
+        });
     }
 
     public static SessionEvent decodeEvent(byte[] bytes) throws MessageFormatException {
@@ -376,7 +380,7 @@ public final class ClusterCodec {
             if (part && number < 1) {
                 throw new MessageFormatException("downlink part " + number + " out of range");
             }
-            List<Subscription> matched = subscriptions(in);
+            List<Subscription> matched = subscriptions(in, null);
             return new Downlink(partition, offset, MessageCodec.decode(bytes(in)), matched, number);
         });
     }
@@ -481,6 +485,31 @@ public final class ClusterCodec {
         return s;
     }
 
+    /** Strings of a small set (node IDs, client types, protocol versions): one instance of each. */
+    private static final Map<String, String> COMMON = new ConcurrentHashMap<>();
+    /** Values kept in {@link #COMMON}; beyond, new values are not shared (a bound, never reached in use). */
+    private static final int MAX_COMMON = 4_096;
+
+    /**
+     * The one instance of {@code s} that every decoded record shares. The state topics replicate every
+     * session and subscription of the cluster to every node, each naming its node and client type: a
+     * copy of each per session would cost more than the session's own data.
+     */
+    private static String common(String s) {
+        if (s == null) {
+            return null;
+        }
+        String known = COMMON.get(s);
+        if (known != null) {
+            return known;
+        }
+        if (COMMON.size() >= MAX_COMMON) {
+            return s;
+        }
+        known = COMMON.putIfAbsent(s, s);
+        return known != null ? known : s;
+    }
+
     private static void bytes(DataOutputStream out, byte[] b) throws IOException {
         out.writeInt(b.length);
         out.write(b);
@@ -552,7 +581,7 @@ public final class ClusterCodec {
         }
         ByteBuffer block = ByteBuffer.wrap(in.array(), in.arrayOffset() + in.position(), length).slice();
         in.position(in.position() + length);
-        return new SessionState.ClientInfo(str(block), str(block), str(block), block.getLong(), block.getInt());
+        return new SessionState.ClientInfo(str(block), str(block), common(str(block)), block.getLong(), block.getInt());
     }
 
     private static void subscriptions(DataOutputStream out, List<Subscription> subs) throws IOException {
@@ -567,7 +596,11 @@ public final class ClusterCodec {
         }
     }
 
-    private static List<Subscription> subscriptions(ByteBuffer in) throws MessageFormatException {
+    /**
+     * @param owner the client ID of the record they came in; each subscription's own (the same in
+     *     every record written) shares its string instead of holding a copy
+     */
+    private static List<Subscription> subscriptions(ByteBuffer in, String owner) throws MessageFormatException {
         int count = in.getInt();
         if (count < 0 || count > in.remaining()) {
             throw new MessageFormatException("subscription count " + count + " out of range");
@@ -575,11 +608,14 @@ public final class ClusterCodec {
         List<Subscription> subs = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             String clientId = str(in);
+            if (clientId != null && clientId.equals(owner)) {
+                clientId = owner;
+            }
             String filter = str(in);
             String group = str(in);
             int flags = in.get();
             int subscriptionId = in.getInt();
-            String nodeId = str(in);
+            String nodeId = common(str(in));
             subs.add(new Subscription(clientId, filter, group, flags & 3, (flags & 4) != 0, (flags & 8) != 0,
                     (flags >> 4) & 3, subscriptionId, nodeId));
         }

@@ -2,6 +2,8 @@ package io.fleetmq.core.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.fleetmq.core.message.BrokerMessage;
@@ -35,6 +37,32 @@ class ClusterCodecTest {
 
     private static final SessionState.ClientInfo CLIENT =
             new SessionState.ClientInfo("10.1.2.3", "alice", "5", 1_700_000_000_123L, 60);
+
+    /**
+     * Every node holds the decoded session and subscription records of the whole cluster: node IDs,
+     * client types and protocol versions are shared instances, and each subscription shares its
+     * record's client ID rather than holding a copy of its own.
+     */
+    @Test
+    void decodedRecordsShareTheirRepeatedStrings() throws MessageFormatException {
+        SessionState state = new SessionState("dev-1", "node-1", 42, 7, true, 300, 0, null, "req-1", "DEVICE",
+                true, CLIENT);
+        SessionState a = ClusterCodec.decodeSessionState(ClusterCodec.encode(state));
+        SessionState b = ClusterCodec.decodeSessionState(ClusterCodec.encode(state));
+        assertEquals(state, a);
+        assertSame(a.nodeId(), b.nodeId());
+        assertSame(a.clientType(), b.clientType());
+        assertSame(a.client().protocol(), b.client().protocol());
+        assertNotSame(a.clientId(), b.clientId(), "client IDs are many: each record has its own");
+
+        ClientSubscriptions subs = new ClientSubscriptions("c", "node-2", 9, List.of(SHARED, PLAIN));
+        ClientSubscriptions back = ClusterCodec.decodeSubscriptions(ClusterCodec.encode(subs));
+        assertEquals(subs, back);
+        for (Subscription s : back.subscriptions()) {
+            assertSame(back.clientId(), s.clientId());
+            assertSame(back.nodeId(), s.nodeId());
+        }
+    }
 
     @Test
     void sessionRecordsOfOlderNodesDecodeWithoutConnectionDetails() throws MessageFormatException {
