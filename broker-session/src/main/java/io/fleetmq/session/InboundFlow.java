@@ -45,7 +45,8 @@ final class InboundFlow {
     private final Consumer<Runnable> tell;
     private final LongSupplier sessionExpiry;
     private final BiConsumer<ReasonCode, String> disconnect;
-    private final Map<Integer, String> aliases = new HashMap<>();
+    /** The client's topic aliases on this connection; null until its first (many clients use none). */
+    private Map<Integer, String> aliases;
     /** QoS 1/2 PUBLISH received and not yet acknowledged by us (Receive Maximum, [MQTT-3.3.4-9]). */
     private int unacknowledged;
 
@@ -69,7 +70,7 @@ final class InboundFlow {
 
     /** A new connection: topic aliases and the receive window start afresh [MQTT-3.3.2-7]. */
     void connected() {
-        aliases.clear();
+        aliases = null;
         unacknowledged = 0;
     }
 
@@ -234,10 +235,13 @@ final class InboundFlow {
                     "topic alias " + alias + " above the maximum " + services.limits().topicAliasMaximum()); // [MQTT-3.3.2-9]
         }
         if (!p.topic().isEmpty()) {
+            if (aliases == null) {
+                aliases = new HashMap<>();
+            }
             aliases.put(alias, p.topic());
             return p.topic();
         }
-        String known = aliases.get(alias);
+        String known = aliases == null ? null : aliases.get(alias);
         if (known == null) {
             throw new ProtocolViolation(ReasonCode.PROTOCOL_ERROR, "unknown topic alias " + alias);
         }

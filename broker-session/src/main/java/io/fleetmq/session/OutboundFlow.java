@@ -53,7 +53,8 @@ final class OutboundFlow {
     private final ArrayDeque<Delivery> queued = new ArrayDeque<>(1);
     /** QoS 0 held while the socket is not writable. */
     private final ArrayDeque<Delivery> qos0Queued = new ArrayDeque<>(1);
-    private final Map<String, Integer> aliases = new HashMap<>();
+    /** Topic aliases we assigned on this connection; null until the first (most clients allow none). */
+    private Map<String, Integer> aliases;
     private int lastPacketId;
     /** Room promised to a store read still under way; no one else takes it meanwhile. */
     private int reserved;
@@ -273,7 +274,7 @@ final class OutboundFlow {
 
     /** A new connection: topic aliases are per connection [MQTT-3.3.2-7], and so is its window. */
     void connected() {
-        aliases.clear();
+        aliases = null;
         reserved = 0;
     }
 
@@ -285,6 +286,9 @@ final class OutboundFlow {
         int maximum = connection.topicAliasMaximum();
         if (maximum == 0) {
             return p;
+        }
+        if (aliases == null) {
+            aliases = new HashMap<>();
         }
         Integer alias = aliases.get(p.topic());
         String topic = p.topic();
