@@ -4,7 +4,7 @@
 # live heap is taken after a full GC (jcmd GC.run, then GC.heap_info) before the first connect and
 # again with all of them held, and the difference is divided by CLIENTS. A class histogram is kept
 # at both points (jcmd GC.class_histogram), so the per-connection objects can be compared by class.
-# With DUMP=1 a heap dump of the held state is written as well (large: about 16 KiB per connection).
+# SUBSCRIPTIONS=K gives each device K subscriptions (default 1); with DUMP=1 a heap dump of the held state is written as well (large: about 16 KiB per connection).
 #
 #   broker-bench/heap-cost.sh OUT CLIENTS JAR...
 #
@@ -36,7 +36,7 @@ for jar in "$@"; do
   jcmd "$node" GC.class_histogram >"$out/$i-histogram-empty.txt"
   rm -f "$out/$i-idle.log"
   java -Xmx2g -jar broker-bench/target/fleetmq-bench.jar --scenario idle --port 30883 \
-    --username bench --password bench-secret-1 --clients "$clients" --qos 1 \
+    --username bench --password bench-secret-1 --clients "$clients" --qos 1 --subscriptions "${SUBSCRIPTIONS:-1}" \
     --source-addresses 127.0.0.1-127.0.0.3 --connect-rate 3000 --duration 40s \
     --metrics-url http://127.0.0.1:30083/metrics --broker-pid "$node" >"$out/$i-idle.txt" 2>"$out/$i-idle.log" &
   gen=$!
@@ -46,7 +46,7 @@ for jar in "$@"; do
   if [ -n "${DUMP:-}" ]; then jcmd "$node" GC.heap_dump "$out/$i-held.hprof" >/dev/null; fi
   wait "$gen" || true
   echo "$jar: live heap ${before} KiB empty, ${after} KiB with $clients connections held," \
-    "$(( (after - before) * 1024 / clients )) bytes per connection; $(grep '^result' "$out/$i-idle.txt")" \
+    "$(( (after - before) * 1024 / clients )) bytes per connection with ${SUBSCRIPTIONS:-1} subscription(s); $(grep '^result' "$out/$i-idle.txt")" \
     | tee -a "$out/summary.txt"
   kill "$node"; wait "$node" || true
 done

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.fleetmq.bench.cli.FleetOptions;
 import io.fleetmq.bench.cli.OptionsParser;
 import io.fleetmq.bench.fleet.IdleRun;
 import io.fleetmq.bench.report.FailureKind;
@@ -20,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -115,6 +117,32 @@ class MosquittoIdleIT {
         assertEquals(Map.of("127.0.0.1", 100, "127.0.0.2", 100, "127.0.0.3", 100), bySource, context);
         assertEquals(clients, ids.size(), context);
         assertTrue(ids.contains(Scenario.deviceId(report.runId(), clients - 1)), context);
+    }
+
+    @Test
+    void eachDeviceMakesAllItsSubscriptionsInOneSubscribe(@TempDir Path dir) throws Exception {
+        int clients = 20;
+        try (MosquittoProcess logging = MosquittoProcess.startLoggingSubscriptions(dir)) {
+            ByteArrayOutputStream progress = new ByteArrayOutputStream();
+            IdleReport report = new IdleRun(OptionsParser.parse("--scenario", "idle", "--port",
+                    Integer.toString(logging.port()), "--clients", Integer.toString(clients), "--qos", "1",
+                    "--subscriptions", "3", "--duration", "200ms", "--threads", "1").orElseThrow(),
+                    new PrintStream(progress, true, StandardCharsets.UTF_8)).run();
+            String context = IdleReportTable.render(report) + progress.toString(StandardCharsets.UTF_8) + logging.log();
+            assertTrue(report.clean(), context);
+            assertEquals(clients, report.counts().served(), context);
+            assertTrue(IdleReportTable.render(report).contains("3 subscriptions per device"), context);
+            assertTrue(IdleReportTable.json(report).contains("\"subscriptions_per_client\":3"), context);
+            // Mosquitto logs each filter of a SUBSCRIBE as "<client ID> <QoS> <filter>".
+            for (String filter : List.of("", "/1", "/2")) {
+                int last = clients - 1;
+                String line = Scenario.deviceId(report.runId(), last) + " 1 "
+                        + Scenario.deviceTopic(FleetOptions.DEFAULT_TOPIC_PREFIX, report.runId(), last) + filter;
+                assertTrue(logging.log().contains(line + "\n"), "no '" + line + "' in\n" + context);
+            }
+            assertFalse(logging.log().contains(Scenario.deviceTopic(FleetOptions.DEFAULT_TOPIC_PREFIX,
+                    report.runId(), 0) + "/3"), context);
+        }
     }
 
     @Test

@@ -18,6 +18,8 @@ import java.util.List;
  * @param connectConcurrency most handshakes (TCP, CONNECT, SUBSCRIBE) in flight while ramping up; a
  *                           burst of thousands would overflow the broker's listen backlog
  * @param topicPrefix        each client subscribes to {@code <prefix>/<runId>/<i>}
+ * @param subscriptions      topic filters each client subscribes to, in one SUBSCRIBE: the first is
+ *                           {@code <prefix>/<runId>/<i>}, the others {@code <prefix>/<runId>/<i>/<j>}
  * @param killPid            storm: the process to SIGKILL {@code killAfter} after all clients are up; 0 for
  *                           none, the operator then stops a node
  * @param killAfter          storm: delay between READY and the kill
@@ -31,6 +33,7 @@ public record FleetOptions(
         long connectRate,
         int connectConcurrency,
         String topicPrefix,
+        int subscriptions,
         long killPid,
         Duration killAfter,
         Duration reconnectJitter,
@@ -39,11 +42,12 @@ public record FleetOptions(
     public static final int DEFAULT_KEEP_ALIVE = 60;
     public static final int DEFAULT_CONNECT_CONCURRENCY = 1000;
     public static final String DEFAULT_TOPIC_PREFIX = "fleetmq-bench";
+    public static final int DEFAULT_SUBSCRIPTIONS = 1;
     public static final Duration DEFAULT_KILL_AFTER = Duration.ofSeconds(5);
     public static final Duration DEFAULT_STORM_TIMEOUT = Duration.ofSeconds(60);
 
     public static final FleetOptions DEFAULTS = new FleetOptions(List.of(), DEFAULT_KEEP_ALIVE, List.of(), 0,
-            DEFAULT_CONNECT_CONCURRENCY, DEFAULT_TOPIC_PREFIX, 0, DEFAULT_KILL_AFTER, Duration.ZERO,
+            DEFAULT_CONNECT_CONCURRENCY, DEFAULT_TOPIC_PREFIX, DEFAULT_SUBSCRIPTIONS, 0, DEFAULT_KILL_AFTER, Duration.ZERO,
             DEFAULT_STORM_TIMEOUT);
 
     public FleetOptions {

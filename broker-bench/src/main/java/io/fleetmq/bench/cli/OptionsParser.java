@@ -114,6 +114,8 @@ public final class OptionsParser {
               --connect-concurrency C
                                  most handshakes in flight while ramping up (default 1000)
               --topic-prefix P   device i subscribes to P/<run id>/i at --qos (default fleetmq-bench)
+              --subscriptions K  topic filters per device, in one SUBSCRIBE: P/<run id>/i and
+                                 P/<run id>/i/1 .. P/<run id>/i/K-1 (default 1)
 
             Storm only:
               --kill-pid PID     SIGKILL this process (a broker node) --kill-after after READY
@@ -168,6 +170,7 @@ public final class OptionsParser {
         long connectRate = 0;
         int connectConcurrency = FleetOptions.DEFAULT_CONNECT_CONCURRENCY;
         String topicPrefix = FleetOptions.DEFAULT_TOPIC_PREFIX;
+        int subscriptions = FleetOptions.DEFAULT_SUBSCRIPTIONS;
         long killPid = 0;
         Duration killAfter = FleetOptions.DEFAULT_KILL_AFTER;
         Duration reconnectJitter = Duration.ZERO;
@@ -236,6 +239,7 @@ public final class OptionsParser {
                     case "connect-rate" -> connectRate = longIn(value, 0, 1_000_000_000L);
                     case "connect-concurrency" -> connectConcurrency = intIn(value, 1, 1_000_000);
                     case "topic-prefix" -> topicPrefix = topicPrefix(value);
+                    case "subscriptions" -> subscriptions = intIn(value, 1, 1_000);
                     case "kill-pid" -> killPid = longIn(value, 1, Long.MAX_VALUE);
                     case "kill-after" -> killAfter = duration(value);
                     case "reconnect-jitter" -> reconnectJitter = duration(value);
@@ -253,7 +257,7 @@ public final class OptionsParser {
             throw new UsageException("--scenario is required (" + Scenario.NAMES + ")");
         }
         onlyFor(given, scenario, EnumSet.of(Scenario.IDLE, Scenario.STORM), "the idle and storm scenarios",
-                "keepalive", "source-addresses", "connect-rate", "connect-concurrency", "topic-prefix");
+                "keepalive", "source-addresses", "connect-rate", "connect-concurrency", "topic-prefix", "subscriptions");
         onlyFor(given, scenario, EnumSet.of(Scenario.STORM), "the storm scenario",
                 "kill-pid", "kill-after", "reconnect-jitter", "storm-timeout");
         onlyFor(given, scenario, EnumSet.of(Scenario.FAN_IN, Scenario.FAN_OUT, Scenario.P2P),
@@ -300,7 +304,7 @@ public final class OptionsParser {
                 subscriberThreads, new Credentials(username, password, authMethod),
                 tls ? new TlsFiles(caFile, certFile, keyFile) : null,
                 new FleetOptions(ports.size() > 1 ? ports : List.of(), keepAlive, sourceAddresses, connectRate,
-                        connectConcurrency, topicPrefix, killPid, killAfter, reconnectJitter, stormTimeout),
+                        connectConcurrency, topicPrefix, subscriptions, killPid, killAfter, reconnectJitter, stormTimeout),
                 new ProbeOptions(metricsUrl, brokerPid, reportEvery)));
     }
 

@@ -89,6 +89,10 @@ final class Fleet {
         return Scenario.deviceTopic(options.fleet().topicPrefix(), runId, index);
     }
 
+    int subscriptions() {
+        return options.fleet().subscriptions();
+    }
+
     int keepAliveSeconds() {
         return options.fleet().keepAliveSeconds();
     }

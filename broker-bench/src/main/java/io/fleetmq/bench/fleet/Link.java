@@ -115,10 +115,13 @@ final class Link extends SimpleChannelInboundHandler<MqttMessage> {
             return;
         }
         state = State.SUBSCRIBING;
-        ctx.writeAndFlush(MqttMessageBuilders.subscribe()
+        MqttMessageBuilders.SubscribeBuilder subscribe = MqttMessageBuilders.subscribe()
                 .messageId(SUBSCRIBE_PACKET_ID)
-                .addSubscription(fleet.qos, fleet.topic(device.index))
-                .build());
+                .addSubscription(fleet.qos, fleet.topic(device.index));
+        for (int j = 1; j < fleet.subscriptions(); j++) {
+            subscribe.addSubscription(fleet.qos, fleet.topic(device.index) + "/" + j);
+        }
+        ctx.writeAndFlush(subscribe.build());
         timeout = ctx.executor().schedule(() -> fail(ctx, Failure.of(FailureKind.SUBACK_TIMEOUT,
                 "no SUBACK within " + Fleet.HANDSHAKE_TIMEOUT.toSeconds() + " s")),
                 Fleet.HANDSHAKE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -130,7 +133,12 @@ final class Link extends SimpleChannelInboundHandler<MqttMessage> {
             return;
         }
         cancelTimeout();
-        int code = msg.payload().reasonCodes().isEmpty() ? FIRST_FAILURE_CODE : msg.payload().reasonCodes().get(0);
+        // The worst answer of the SUBSCRIBE's filters counts: a refusal, else the lowest grant.
+        java.util.List<Integer> codes = msg.payload().reasonCodes();
+        int code = codes.size() != fleet.subscriptions() ? FIRST_FAILURE_CODE : codes.get(0);
+        for (int c : codes) {
+            code = c >= FIRST_FAILURE_CODE || code >= FIRST_FAILURE_CODE ? Math.max(code, c) : Math.min(code, c);
+        }
         if (code >= FIRST_FAILURE_CODE) {
             fail(ctx, new Failure(FailureKind.SUBACK_REFUSED, code,
                     "SUBACK " + SubAckCodes.describe(fleet.options.protocol(), code), ""));

@@ -30,7 +30,8 @@ final class FleetTables {
     }
 
     static String keepAlive(FleetOptions f) {
-        return f.keepAliveSeconds() == 0 ? "keep-alive off" : "keep-alive " + f.keepAliveSeconds() + " s";
+        return (f.keepAliveSeconds() == 0 ? "keep-alive off" : "keep-alive " + f.keepAliveSeconds() + " s")
+                + (f.subscriptions() == 1 ? "" : "; " + f.subscriptions() + " subscriptions per device");
     }
 
     /** Rows {@code   REASON   COUNT} of a tally, most frequent first. */

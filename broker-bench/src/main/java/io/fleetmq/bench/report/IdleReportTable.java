@@ -109,6 +109,7 @@ public final class IdleReportTable {
                 .field("source_addresses", FleetTables.addresses(o.fleet()))
                 .field("clients", o.clients())
                 .field("keepalive_s", o.fleet().keepAliveSeconds())
+                .field("subscriptions_per_client", o.fleet().subscriptions())
                 .field("connect_rate", o.fleet().connectRate())
                 .field("connect_concurrency", o.fleet().connectConcurrency())
                 .field("credentials", o.credentials().describe())

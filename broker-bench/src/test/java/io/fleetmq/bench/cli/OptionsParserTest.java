@@ -166,7 +166,7 @@ class OptionsParserTest {
     void idleTakesItsFleetSettingsAndPortsSpreadOverAList() throws Exception {
         BenchOptions o = parse("--scenario", "idle", "--clients", "100_000", "--port", "1883,1884, 1885",
                 "--keepalive", "30", "--source-addresses", "127.0.0.1-127.0.0.50", "--connect-rate", "5000",
-                "--connect-concurrency", "200", "--topic-prefix", "fleet/load", "--duration", "5m",
+                "--connect-concurrency", "200", "--topic-prefix", "fleet/load", "--subscriptions", "5", "--duration", "5m",
                 "--metrics-url", "http://127.0.0.1:18083/metrics", "--broker-pid", "4242");
         assertEquals(Scenario.IDLE, o.scenario());
         assertEquals(1883, o.port(), "the first of the list");
@@ -178,6 +178,7 @@ class OptionsParserTest {
         assertEquals(5000, f.connectRate());
         assertEquals(200, f.connectConcurrency());
         assertEquals("fleet/load", f.topicPrefix());
+        assertEquals(5, f.subscriptions());
         assertEquals(Duration.ofMinutes(5), o.duration());
         assertEquals(URI.create("http://127.0.0.1:18083/metrics"), o.probes().metricsUrl());
         assertEquals(4242, o.probes().brokerPid());
@@ -196,6 +197,7 @@ class OptionsParserTest {
         assertEquals(Duration.ofSeconds(5), o.fleet().killAfter());
         assertEquals(Duration.ZERO, o.fleet().reconnectJitter());
         assertEquals("fleetmq-bench", o.fleet().topicPrefix());
+        assertEquals(1, o.fleet().subscriptions());
     }
 
     @Test
@@ -220,6 +222,7 @@ class OptionsParserTest {
         assertMessage("--keepalive is for the idle and storm scenarios", "--scenario", "p2p", "--keepalive", "10");
         assertMessage("--source-addresses is for the idle and storm scenarios",
                 "--scenario", "connect", "--source-addresses", "127.0.0.1");
+        assertMessage("--subscriptions is for the idle and storm scenarios", "--scenario", "p2p", "--subscriptions", "2");
         assertMessage("--kill-pid is for the storm scenario", "--scenario", "idle", "--kill-pid", "1");
         assertMessage("--storm-timeout is for the storm scenario", "--scenario", "idle", "--storm-timeout", "1s");
         assertMessage("--report-every is for fan-in, fan-out and p2p", "--scenario", "idle", "--report-every", "30s");

@@ -41,6 +41,11 @@ public final class MosquittoProcess implements AutoCloseable {
         return start(dir, "allow_anonymous true");
     }
 
+    /** Starts Mosquitto that lets anyone in and logs every subscription ({@code <client> <qos> <filter>}). */
+    public static MosquittoProcess startLoggingSubscriptions(Path dir) throws IOException, InterruptedException {
+        return start(dir, "allow_anonymous true\nlog_type all");
+    }
+
     /**
      * Starts Mosquitto that lets in only {@code username} with {@code password}, from a password file
      * written by {@code mosquitto_passwd} next to the binary.
