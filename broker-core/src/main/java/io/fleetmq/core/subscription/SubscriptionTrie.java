@@ -29,7 +29,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Nodes that lose their last subscription and child are removed, so memory follows the live
  * subscriptions, not their history; maps in a node are created only when needed, because most
- * nodes are leaves with one subscriber (a device's own command topic).
+ * nodes are leaves with one subscriber (a device's own command topic), which a node holds in a
+ * field of its own rather than in a map.
  */
 public final class SubscriptionTrie {
 
@@ -207,9 +208,14 @@ public final class SubscriptionTrie {
         if (node == null) {
             return;
         }
+        // The single subscriber first, then the map: a writer that turns one into the other fills the
+        // map (with the single one in it) before it clears the field, so one of the two has it.
+        Subscription single = node.single;
         Map<String, Subscription> directHere = node.direct;
         if (directHere != null) {
             addDistinct(directHere, direct);
+        } else if (single != null) {
+            direct.add(single);
         }
         Map<String, ConcurrentHashMap<String, Subscription>> sharedHere = node.shared;
         if (sharedHere != null) {
@@ -263,7 +269,13 @@ public final class SubscriptionTrie {
     private static final class Node {
         /** Child nodes by level; the wildcards are the levels "+" and "#". */
         volatile ConcurrentHashMap<String, Node> children;
-        /** Non-shared subscriptions ending here, by client ID. */
+        /**
+         * The one non-shared subscription ending here while there is just one, which is most nodes
+         * (a device's own topic): a map of one entry would cost more than the subscription. Null
+         * once {@link #direct} holds them.
+         */
+        volatile Subscription single;
+        /** Non-shared subscriptions ending here, by client ID, once two clients have subscribed. */
         volatile ConcurrentHashMap<String, Subscription> direct;
         /** Shared subscriptions ending here, by share group, then by client ID. */
         volatile ConcurrentHashMap<String, ConcurrentHashMap<String, Subscription>> shared;
@@ -289,10 +301,20 @@ public final class SubscriptionTrie {
 
         Subscription put(Subscription subscription) {
             if (!subscription.isShared()) {
-                if (direct == null) {
-                    direct = new ConcurrentHashMap<>(1);
+                if (direct != null) {
+                    return direct.put(subscription.clientId(), subscription);
                 }
-                return direct.put(subscription.clientId(), subscription);
+                Subscription one = single;
+                if (one == null || one.clientId().equals(subscription.clientId())) {
+                    single = subscription; // a replacement is one write: readers see the old or the new
+                    return one;
+                }
+                ConcurrentHashMap<String, Subscription> both = new ConcurrentHashMap<>(4);
+                both.put(one.clientId(), one);
+                both.put(subscription.clientId(), subscription);
+                direct = both; // before the field is cleared, see collect()
+                single = null;
+                return null;
             }
             if (shared == null) {
                 shared = new ConcurrentHashMap<>(1);
@@ -303,6 +325,13 @@ public final class SubscriptionTrie {
 
         void remove(Subscription subscription) {
             if (!subscription.isShared()) {
+                if (direct == null) {
+                    Subscription one = single;
+                    if (one != null && one.clientId().equals(subscription.clientId())) {
+                        single = null;
+                    }
+                    return;
+                }
                 direct.remove(subscription.clientId());
                 if (direct.isEmpty()) {
                     direct = null;
@@ -320,7 +349,7 @@ public final class SubscriptionTrie {
         }
 
         boolean isEmpty() {
-            return children == null && direct == null && shared == null;
+            return children == null && single == null && direct == null && shared == null;
         }
     }
 }
