@@ -32,14 +32,7 @@ for round in $(seq 1 "$rounds"); do
   i=0
   for jar in "${jars[@]}"; do
     i=$((i + 1))
-    data="$out/node"; rm -rf "$data"
-    MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_CONNECTION_RATE=1000000 ADMIN_PASSWORD="$admin_pass" \
-    BROKER_DATA_DIR="$data" MQTT_TCP_PORT=30883 HTTP_PORT=30083 MQTT_WS_ENABLED=false \
-    EMBEDDED_KAFKA_PORT=30092 EMBEDDED_KAFKA_CONTROLLER_PORT=30093 EMBEDDED_REDIS_PORT=30379 \
-    EMBEDDED_POSTGRES_PORT=30432 java -Xmx2g -jar "$jar" >"$out/node-$round-$i.log" 2>&1 &
-    node=$!
-    trap 'kill $node 2>/dev/null || true' EXIT
-    wait_ready "$node" "$out/node-$round-$i.log"
+    start_node_30k "$jar" "$out/node" "$out/node-$round-$i.log" 2g "$admin_pass"
     make_credential 30083 "$admin_pass" "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\"}"
     bench --warmup 0s --duration "${WARM:-180}s" >/dev/null 2>&1 || true
     before=$(cpu_ticks "$node"); commits0=$(commits)

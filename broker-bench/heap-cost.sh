@@ -22,14 +22,7 @@ used_kib() { jcmd "$1" GC.run >/dev/null; jcmd "$1" GC.heap_info | awk '/garbage
 i=0
 for jar in "$@"; do
   i=$((i + 1))
-  data="$out/node"; rm -rf "$data"
-  MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_CONNECTION_RATE=1000000 ADMIN_PASSWORD=bench-admin-secret-1 \
-  BROKER_DATA_DIR="$data" MQTT_TCP_PORT=30883 HTTP_PORT=30083 MQTT_WS_ENABLED=false \
-  EMBEDDED_KAFKA_PORT=30092 EMBEDDED_KAFKA_CONTROLLER_PORT=30093 EMBEDDED_REDIS_PORT=30379 \
-  EMBEDDED_POSTGRES_PORT=30432 java -Xmx1g -jar "$jar" >"$out/$i-node.log" 2>&1 &
-  node=$!
-  trap 'kill $node 2>/dev/null || true' EXIT
-  wait_ready "$node" "$out/$i-node.log"
+  start_node_30k "$jar" "$out/node" "$out/$i-node.log" 1g bench-admin-secret-1
   make_credential 30083 bench-admin-secret-1 \
     '{"type":"basic","username":"bench","password":"bench-secret-1","publish":["fleetmq-bench/#"],"subscribe":["fleetmq-bench/#"]}'
   before=$(used_kib "$node")

@@ -18,3 +18,18 @@ make_credential() {
 
 # CPU time the process of PID has used so far, user and system, in clock ticks (getconf CLK_TCK).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# Starts a standalone node of JAR with authentication on, on a fresh data directory DATA, and waits
+# until it is ready; sets `node` to its PID and kills it when the script exits. MQTT on 30883,
+# admin HTTP on 30083, embedded services on 30092/30093/30379/30432; admin password ADMIN_PASSWORD.
+#   start_node_30k JAR DATA LOG HEAP ADMIN_PASSWORD
+start_node_30k() {
+  rm -rf "$2"
+  MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_CONNECTION_RATE=1000000 ADMIN_PASSWORD="$5" \
+  BROKER_DATA_DIR="$2" MQTT_TCP_PORT=30883 HTTP_PORT=30083 MQTT_WS_ENABLED=false \
+  EMBEDDED_KAFKA_PORT=30092 EMBEDDED_KAFKA_CONTROLLER_PORT=30093 EMBEDDED_REDIS_PORT=30379 \
+  EMBEDDED_POSTGRES_PORT=30432 java "-Xmx$4" -jar "$1" >"$3" 2>&1 &
+  node=$!
+  trap 'kill $node 2>/dev/null || true' EXIT
+  wait_ready "$node" "$3"
+}
