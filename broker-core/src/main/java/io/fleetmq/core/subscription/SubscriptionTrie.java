@@ -39,9 +39,13 @@ public final class SubscriptionTrie {
 
     private final Node root = new Node();
     private final Object writeLock = new Object();
-    /** Each client's subscriptions, so that removing a client does not scan the trie. */
-    private final ConcurrentHashMap<String, ConcurrentHashMap<FilterKey, Subscription>> byClient =
-            new ConcurrentHashMap<>();
+    /**
+     * Each client's subscriptions, so that removing a client does not scan the trie: its one
+     * {@link Subscription} itself while it has one (most clients), a map by {@link FilterKey} from
+     * the second on. Written under {@link #writeLock}; a value is never changed in place while it is
+     * a single subscription, only replaced.
+     */
+    private final ConcurrentHashMap<String, Object> byClient = new ConcurrentHashMap<>();
     /** Written under {@link #writeLock} only. */
     private volatile int size;
 
@@ -60,8 +64,7 @@ public final class SubscriptionTrie {
                 node = node.childForWrite(level);
             }
             Subscription replaced = node.put(subscription);
-            byClient.computeIfAbsent(subscription.clientId(), id -> new ConcurrentHashMap<>(4))
-                    .put(FilterKey.of(subscription), subscription);
+            index(subscription);
             if (replaced == null) {
                 size++;
             }
@@ -80,16 +83,25 @@ public final class SubscriptionTrie {
         Objects.requireNonNull(clientId, "clientId");
         Objects.requireNonNull(topicFilter, "topicFilter");
         synchronized (writeLock) {
-            Map<FilterKey, Subscription> ofClient = byClient.get(clientId);
-            if (ofClient == null) {
-                return null;
-            }
-            Subscription removed = ofClient.remove(new FilterKey(topicFilter, shareGroup));
-            if (removed == null) {
-                return null;
-            }
-            if (ofClient.isEmpty()) {
+            Object held = byClient.get(clientId);
+            Subscription removed;
+            if (held instanceof Subscription one) {
+                if (!one.topicFilter().equals(topicFilter) || !Objects.equals(one.shareGroup(), shareGroup)) {
+                    return null;
+                }
+                removed = one;
                 byClient.remove(clientId);
+            } else if (held != null) {
+                Map<FilterKey, Subscription> ofClient = asMap(held);
+                removed = ofClient.remove(new FilterKey(topicFilter, shareGroup));
+                if (removed == null) {
+                    return null;
+                }
+                if (ofClient.isEmpty()) {
+                    byClient.remove(clientId);
+                }
+            } else {
+                return null;
             }
             detach(removed);
             size--;
@@ -101,11 +113,7 @@ public final class SubscriptionTrie {
     public List<Subscription> removeClient(String clientId) {
         Objects.requireNonNull(clientId, "clientId");
         synchronized (writeLock) {
-            Map<FilterKey, Subscription> ofClient = byClient.remove(clientId);
-            if (ofClient == null) {
-                return List.of();
-            }
-            List<Subscription> removed = List.copyOf(ofClient.values());
+            List<Subscription> removed = subscriptionsIn(byClient.remove(clientId));
             for (Subscription subscription : removed) {
                 detach(subscription);
             }
@@ -116,8 +124,41 @@ public final class SubscriptionTrie {
 
     /** The client's subscriptions, in no particular order. */
     public List<Subscription> subscriptionsOf(String clientId) {
-        Map<FilterKey, Subscription> ofClient = byClient.get(clientId);
-        return ofClient == null ? List.of() : List.copyOf(ofClient.values());
+        return subscriptionsIn(byClient.get(clientId));
+    }
+
+    /** Records the subscription in its client's entry of {@link #byClient}. Under the lock. */
+    private void index(Subscription subscription) {
+        String clientId = subscription.clientId();
+        Object held = byClient.get(clientId);
+        if (held == null) {
+            byClient.put(clientId, subscription);
+        } else if (held instanceof Subscription one) {
+            if (one.topicFilter().equals(subscription.topicFilter())
+                    && Objects.equals(one.shareGroup(), subscription.shareGroup())) {
+                byClient.put(clientId, subscription); // replaces it [MQTT-3.8.4-3]
+            } else {
+                ConcurrentHashMap<FilterKey, Subscription> two = new ConcurrentHashMap<>(4);
+                two.put(FilterKey.of(one), one);
+                two.put(FilterKey.of(subscription), subscription);
+                byClient.put(clientId, two);
+            }
+        } else {
+            asMap(held).put(FilterKey.of(subscription), subscription);
+        }
+    }
+
+    /** The subscriptions of an entry of {@link #byClient}; none for null. */
+    private static List<Subscription> subscriptionsIn(Object held) {
+        if (held == null) {
+            return List.of();
+        }
+        return held instanceof Subscription one ? List.of(one) : List.copyOf(asMap(held).values());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<FilterKey, Subscription> asMap(Object held) {
+        return (Map<FilterKey, Subscription>) held;
     }
 
     /** Number of subscriptions, shared ones included. */

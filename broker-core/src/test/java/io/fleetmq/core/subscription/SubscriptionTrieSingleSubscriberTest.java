@@ -46,6 +46,34 @@ class SubscriptionTrieSingleSubscriberTest {
         assertNull(trie.remove("b", "t/1", null));
     }
 
+    /** The client index holds a client's one subscription itself, and a map from the second on. */
+    @Test
+    void aClientsSubscriptionsAreIndexedAsOneThenSeveral() {
+        SubscriptionTrie trie = new SubscriptionTrie();
+        Subscription a = sub("c", "a/#", 0);
+        trie.add(a);
+        assertEquals(List.of(a), trie.subscriptionsOf("c"));
+        assertNull(trie.remove("c", "a/#", "group"), "another share group is another subscription");
+        assertNull(trie.remove("c", "a/+", null));
+        Subscription a1 = sub("c", "a/#", 1);
+        assertSame(a, trie.add(a1));
+        assertEquals(List.of(a1), trie.subscriptionsOf("c"));
+        Subscription shared = new Subscription("c", "a/#", "group", 1, false, false, 0, 0, null);
+        Subscription b = sub("c", "b", 2);
+        trie.add(shared);
+        trie.add(b);
+        assertEquals(java.util.Set.of(a1, shared, b), new java.util.HashSet<>(trie.subscriptionsOf("c")));
+        assertEquals(3, trie.size());
+        assertSame(a1, trie.remove("c", "a/#", null));
+        assertSame(shared, trie.remove("c", "a/#", "group"));
+        assertEquals(List.of(b), trie.subscriptionsOf("c"));
+        assertEquals(List.of(b), trie.removeClient("c"));
+        assertEquals(List.of(), trie.subscriptionsOf("c"));
+        assertEquals(List.of(), trie.removeClient("c"));
+        assertEquals(0, trie.size());
+        assertEquals(1, trie.nodeCount());
+    }
+
     @Test
     void aSecondSubscriberNeverHidesTheFirstFromAConcurrentMatch() throws Exception {
         int filters = 20_000;
