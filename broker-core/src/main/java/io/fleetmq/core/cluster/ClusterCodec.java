@@ -597,8 +597,8 @@ public final class ClusterCodec {
     }
 
     /**
-     * @param owner the client ID of the record they came in; each subscription's own (the same in
-     *     every record written) shares its string instead of holding a copy
+     * @param owner the client ID of the state record they came in, whose subscriptions are held: each
+     *     shares that string and a common node ID instead of holding copies; null for a downlink
      */
     private static List<Subscription> subscriptions(ByteBuffer in, String owner) throws MessageFormatException {
         int count = in.getInt();
@@ -615,7 +615,9 @@ public final class ClusterCodec {
             String group = str(in);
             int flags = in.get();
             int subscriptionId = in.getInt();
-            String nodeId = common(str(in));
+            // Only held records share it: a downlink's (owner null) live for one delivery, and the
+            // look-up would be work on the message path for nothing.
+            String nodeId = owner != null ? common(str(in)) : str(in);
             subs.add(new Subscription(clientId, filter, group, flags & 3, (flags & 4) != 0, (flags & 8) != 0,
                     (flags >> 4) & 3, subscriptionId, nodeId));
         }
