@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The whole cluster's Kafka paused (SIGSTOP) for 3, 12 and 30 s under QoS 1 load across three
- * nodes. A pause shorter than the fencing margin disturbs no client; a longer one makes every node
+ * The whole cluster's Kafka paused (SIGSTOP) for 2, 12 and 30 s under QoS 1 load across three
+ * nodes. A pause well inside the fencing margin disturbs no client; a longer one makes every node
  * fence itself (clients told to use another server, CONNECTs refused with 0x88) and rejoin once
  * Kafka is back. Either way nothing acknowledged is lost, delivery resumes, and no will is
  * published for a client that comes back within its will delay.
@@ -88,14 +88,17 @@ class KafkaPauseIT {
         load.start(Duration.ofMillis(20));
         awaitMoreAcknowledged(500);
 
-        // 3 s: below the fencing margin. Clients stay connected and notice at most a delay.
-        pause(Duration.ofSeconds(3), false);
+        // 2 s: well inside the fencing margin. A node fences 4 s after sending its last confirmed
+        // heartbeat; that one may be up to an interval (0.5 s) old when Kafka stops, and after
+        // Kafka resumes the next one still has to be stored. 2 s leaves Kafka about 1.5 s for that;
+        // 3 s left under 1 s, which a just-resumed Kafka on busy cores does not always manage.
+        pause(Duration.ofSeconds(2), false);
         long resumed = System.nanoTime();
         load.awaitDeliveryAfterNow(WAIT);
-        report("3 s pause: delivery again " + millisSince(resumed) + " ms after Kafka resumed");
-        assertEquals(0, load.disconnects(), "no client lost its connection in a 3 s pause: "
+        report("2 s pause: delivery again " + millisSince(resumed) + " ms after Kafka resumed");
+        assertEquals(0, load.disconnects(), "no client lost its connection in a 2 s pause: "
                 + load.disconnectReasons());
-        assertEquals(0, fences(), "no node fenced itself in a 3 s pause");
+        assertEquals(0, fences(), "no node fenced itself in a 2 s pause");
         awaitMoreAcknowledged(500);
 
         // 12 s and 30 s: longer than the node timeout. Every node fences itself and rejoins.
