@@ -26,6 +26,7 @@ import io.fleetmq.kafka.retained.RetainedStore;
 import io.fleetmq.kafka.supervise.LoopSupervisor;
 import io.fleetmq.kafka.supervise.SupervisedScheduler;
 import io.fleetmq.core.cluster.SessionEvent;
+import io.fleetmq.session.DeliveryBackpressure;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
@@ -172,12 +173,16 @@ final class Messaging implements AutoCloseable {
         // thread until it takes them (counted in fleetmq_redis_errors_total).
         DeviceQueues deviceQueues = new DeviceQueues(redis.binaryCommands(), kafka.settings().topicPrefix(),
                 config.deviceQueueLimit(), config.deviceQueueTtl(), timers, meters);
+        DeliveryBackpressure backpressure = new DeliveryBackpressure(config.publishBackpressureDelay(),
+                config.publishBackpressureMaxWait(), timers, System::nanoTime, meters);
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
                 link, deviceQueues, new ClientTypes(config.applicationClientIdPattern()),
                 this.appBacklogs = new AppBacklogs(kafka, appTopics, loops),
-                new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()), security);
+                new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()), security, backpressure);
         this.sessions = new SessionRegistry(services);
+        backpressure.localPublishers(clientId -> sessions.get(clientId) != null);
+        gauges.addAll(backpressure.registerGauges(meters));
         if (local.draining()) {
             sessions.drain(cluster.shutdownServerReference()); // drained before this incarnation: still
         }

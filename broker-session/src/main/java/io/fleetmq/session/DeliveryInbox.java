@@ -89,6 +89,9 @@ final class DeliveryInbox {
 
     /** Takes this turn's share of the inbox; the rest waits for the next turn (see {@link #endOfTurn}). */
     private void take() {
+        DeliveryBackpressure backpressure = services.backpressure();
+        boolean measure = backpressure.enabled();
+        long now = measure ? services.clock().getAsLong() : 0;
         try {
             for (int i = 0; i < DELIVERIES_PER_TURN; i++) {
                 Routed r = inbox.poll();
@@ -96,6 +99,9 @@ final class DeliveryInbox {
                     break;
                 }
                 PENDING.getAndAdd(this, -1);
+                if (measure) {
+                    backpressure.arrived(r.message(), now); // before any wait for the client's window or socket
+                }
                 try {
                     sink.accept(r.message(), r.matched());
                 } catch (RuntimeException e) {

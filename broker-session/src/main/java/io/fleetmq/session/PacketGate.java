@@ -11,8 +11,9 @@ import java.util.function.Consumer;
 
 /**
  * Where a client's packets wait, in order, before they are handled: behind a PUBLISH while Kafka's
- * producer is full, behind a SUBSCRIBE while the backlog topic of a shared APPLICATION subscription
- * is made. Per-client rate limits make packets wait here too.
+ * producer is full or while the node's deliveries are late ({@link DeliveryBackpressure}), behind a
+ * SUBSCRIBE while the backlog topic of a shared APPLICATION subscription is made. Per-client rate
+ * limits make packets wait here too.
  */
 final class PacketGate {
 
@@ -20,6 +21,8 @@ final class PacketGate {
     private final Consumer<Runnable> tell;
     /** Packets waiting, in order; null when none wait. */
     private ArrayDeque<Runnable> held;
+    /** Set while packets held for late deliveries go on after the longest wait: they do not wait again. */
+    private boolean passBackpressure;
 
     PacketGate(SessionServices services, Consumer<Runnable> tell) {
         this.services = services;
@@ -45,6 +48,13 @@ final class PacketGate {
             hold(again);
             services.meters().counter("fleetmq.publish.waits").increment();
             services.publishLog().whenRoom(() -> tell.accept(this::release));
+            return false;
+        }
+        if (packet instanceof Packet.Publish && !passBackpressure && services.backpressure().behind()) {
+            // Deliveries on this node are late: new messages wait, unacknowledged, until they caught
+            // up (or for the longest wait), so publishers are slowed instead of the backlog growing.
+            hold(again);
+            services.backpressure().await(timedOut -> tell.accept(() -> releaseAfterBackpressure(timedOut)));
             return false;
         }
         if (packet instanceof Packet.Subscribe s && applicationBacklogs) {
@@ -81,6 +91,19 @@ final class PacketGate {
             }
         }
         return creating;
+    }
+
+    /**
+     * The wait for late deliveries ended. After the longest wait the held packets go on even though
+     * deliveries are still late: a publisher is slowed, never stopped.
+     */
+    private void releaseAfterBackpressure(boolean timedOut) {
+        passBackpressure = timedOut;
+        try {
+            release();
+        } finally {
+            passBackpressure = false;
+        }
     }
 
     /** The gate opened: the held packets go on, in order, until one has to wait again. */

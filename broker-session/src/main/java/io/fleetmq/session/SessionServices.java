@@ -18,14 +18,31 @@ import java.util.function.LongSupplier;
  * What every session actor of a node shares: the node's identity and limits, the publish log, the
  * replicated subscription trie and retained index, the actor thread pool and timers, meters, and
  * the link to the rest of the cluster, the DEVICE queues and QoS 2 receipts in Redis (null where there are none) and the
- * rule telling DEVICE from APPLICATION clients.
+ * rule telling DEVICE from APPLICATION clients, and the node's {@link DeliveryBackpressure}.
  */
 public record SessionServices(String nodeId, MqttLimits limits, PublishPort publishLog, RetainedStore retainedStore,
                               SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
                               Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                               MessageDrops drops, LongSupplier clock, ClusterPort cluster,
                               DeviceQueueStore deviceQueues, ClientTypes clientTypes, AppBacklogStore appBacklogs,
-                              Qos2Receipts qos2Receipts, SessionGuard guard) {
+                              Qos2Receipts qos2Receipts, SessionGuard guard, DeliveryBackpressure backpressure) {
+
+    public SessionServices {
+        if (backpressure == null) {
+            backpressure = DeliveryBackpressure.OFF;
+        }
+    }
+
+    /** Without backpressure. */
+    public SessionServices(String nodeId, MqttLimits limits, PublishPort publishLog, RetainedStore retainedStore,
+                           SubscriptionTrie subscriptions, RetainedIndex<BrokerMessage> retained,
+                           Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
+                           MessageDrops drops, LongSupplier clock, ClusterPort cluster,
+                           DeviceQueueStore deviceQueues, ClientTypes clientTypes, AppBacklogStore appBacklogs,
+                           Qos2Receipts qos2Receipts, SessionGuard guard) {
+        this(nodeId, limits, publishLog, retainedStore, subscriptions, retained, actorPool, timers, meters, drops,
+                clock, cluster, deviceQueues, clientTypes, appBacklogs, qos2Receipts, guard, DeliveryBackpressure.OFF);
+    }
 
     /** Without security: every client connects and may do everything. */
     public SessionServices(String nodeId, MqttLimits limits, PublishPort publishLog, RetainedStore retainedStore,
@@ -44,9 +61,9 @@ public record SessionServices(String nodeId, MqttLimits limits, PublishPort publ
                            Executor actorPool, ScheduledExecutorService timers, MeterRegistry meters,
                            MessageDrops drops, LongSupplier clock, ClusterPort cluster,
                            DeviceQueues deviceQueues, ClientTypes clientTypes, AppBacklogs appBacklogs,
-                           Qos2Receipts qos2Receipts, SessionGuard guard) {
+                           Qos2Receipts qos2Receipts, SessionGuard guard, DeliveryBackpressure backpressure) {
         this(nodeId, limits, PublishPort.of(publishLog), retainedStore, subscriptions, retained, actorPool, timers,
                 meters, drops, clock, cluster, DeviceQueueStore.of(deviceQueues), clientTypes,
-                AppBacklogStore.of(appBacklogs), qos2Receipts, guard);
+                AppBacklogStore.of(appBacklogs), qos2Receipts, guard, backpressure);
     }
 }

@@ -35,6 +35,11 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
         nowNanos = until;
     }
 
+    /** The scheduler's time, as {@link System#nanoTime()} would give it. */
+    long nanoTime() {
+        return nowNanos;
+    }
+
     /** Tasks scheduled and neither run nor cancelled. */
     int pending() {
         return (int) tasks.stream().filter(t -> !t.cancelled).count();

@@ -33,6 +33,8 @@ final class SessionHarness {
     final SubscriptionTrie subscriptions = new SubscriptionTrie();
     final RetainedIndex<BrokerMessage> retained = new RetainedIndex<>();
     final SessionRegistry registry;
+    /** Off unless made with {@link #withBackpressure}; its clock is {@link #timers}'. */
+    final DeliveryBackpressure backpressure;
     long now = 1_000_000L;
 
     /** Without DEVICE queues: persistent sessions keep their messages in memory. */
@@ -56,13 +58,34 @@ final class SessionHarness {
 
     private SessionHarness(MqttLimits limits, boolean withDeviceQueues, AppBacklogStore appBacklogs,
             String applicationPattern, SessionGuard guard) {
+        this(limits, withDeviceQueues, appBacklogs, applicationPattern, guard, null, null);
+    }
+
+    private SessionHarness(MqttLimits limits, boolean withDeviceQueues, AppBacklogStore appBacklogs,
+            String applicationPattern, SessionGuard guard, java.time.Duration backpressureDelay,
+            java.time.Duration backpressureMaxWait) {
         this.limits = limits;
         this.deviceQueues = withDeviceQueues ? new InMemoryDeviceQueues() : null;
+        this.backpressure = backpressureDelay == null ? DeliveryBackpressure.OFF
+                : new DeliveryBackpressure(backpressureDelay, backpressureMaxWait, timers, timers::nanoTime, meters);
         SessionServices services = new SessionServices(NODE, limits, publishLog, null, subscriptions, retained,
                 actors, timers, meters, new MessageDrops(meters), () -> now, sequence, deviceQueues,
-                new ClientTypes(applicationPattern), appBacklogs, null, guard);
+                new ClientTypes(applicationPattern), appBacklogs, null, guard, backpressure);
         registry = new SessionRegistry(services);
+        backpressure.localPublishers(clientId -> registry.get(clientId) != null);
         sequence.registry = registry;
+    }
+
+    /** With publisher backpressure: deliveries later than {@code delay} hold PUBLISH packets, {@code maxWait} at most. */
+    static SessionHarness withBackpressure(java.time.Duration delay, java.time.Duration maxWait) {
+        return new SessionHarness(MqttLimits.defaults(), false, null, null, SessionGuard.ALLOW_ALL, delay, maxWait);
+    }
+
+    /** Moves the wall clock and the timers on together, and runs what became due. */
+    void advance(long millis) {
+        now += millis;
+        timers.advance(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        actors.runAll();
     }
 
     /** Sends a CONNECT and runs the actors until it is answered; returns the connection. */

@@ -165,6 +165,23 @@ class BrokerConfigTest {
     }
 
     @Test
+    void publishBackpressureWaitsForDeliveriesLateBy100msAtMostOneSecondAndZeroTurnsItOff() {
+        assertEquals(java.time.Duration.ofMillis(100), config().publishBackpressureDelay());
+        assertEquals(java.time.Duration.ofSeconds(1), config().publishBackpressureMaxWait());
+        env.put("MQTT_PUBLISH_BACKPRESSURE_DELAY", "0");
+        assertEquals(java.time.Duration.ZERO, config().publishBackpressureDelay());
+        env.put("MQTT_PUBLISH_BACKPRESSURE_DELAY", "soon");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("mqtt.publish-backpressure-delay (MQTT_PUBLISH_BACKPRESSURE_DELAY)"),
+                e.getMessage());
+        env.put("MQTT_PUBLISH_BACKPRESSURE_DELAY", "50ms");
+        env.put("MQTT_PUBLISH_BACKPRESSURE_MAX_WAIT", "0");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("mqtt.publish-backpressure-max-wait (MQTT_PUBLISH_BACKPRESSURE_MAX_WAIT)"),
+                e.getMessage());
+    }
+
+    @Test
     void listenersCarryTheSettingThatNamesTheirPort() {
         assertEquals("listeners.tcp.port (MQTT_TCP_PORT)", config().tcp().portSetting());
         assertEquals("listeners.wss.port (MQTT_WSS_PORT)", config().wss().portSetting());

@@ -119,6 +119,11 @@ public final class TestBroker implements AutoCloseable {
         return sample(scrapeMetrics(), "fleetmq_limit_exceeded_total", "limit=\"" + limit + "\"");
     }
 
+    /** The first sample of {@code name} whose labels contain {@code label} (any, if null); 0 when absent. */
+    public double metric(String name, String label) {
+        return sample(scrapeMetrics(), name, label);
+    }
+
     /** The {@code fleetmq_sessions} gauge from {@code /metrics}. */
     public double sessions() {
         return sample(scrapeMetrics(), "fleetmq_sessions", null);

@@ -1,0 +1,82 @@
+package io.fleetmq.app.mqtt;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
+import com.hivemq.client.mqtt.mqtt5.message.publish.puback.Mqtt5PubAckReasonCode;
+import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5PublishResult;
+import io.fleetmq.app.support.Received;
+import io.fleetmq.app.support.TestBroker;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Overload backpressure on a real node: with a delay of 1 ms every message that goes through Kafka
+ * arrives late, so the node holds its publishers' PUBLISH packets again and again. They are held,
+ * not lost: every one is acknowledged and delivered, in order, and the waits are counted.
+ */
+class PublishBackpressureTest {
+
+    private static final int MESSAGES = 2_000;
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestBroker broker;
+
+    @BeforeAll
+    static void start() {
+        broker = TestBroker.start(dataDir, Map.of(
+                "MQTT_PUBLISH_BACKPRESSURE_DELAY", "1ms",
+                "MQTT_PUBLISH_BACKPRESSURE_MAX_WAIT", "200ms"));
+    }
+
+    @AfterAll
+    static void stop() {
+        broker.close();
+    }
+
+    @Test
+    void heldPublishesAreAcknowledgedAndDeliveredInOrderAndTheWaitsAreCounted() throws Exception {
+        Mqtt5BlockingClient subscriber = broker.connectedV5("bp-sub");
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL)) {
+            subscriber.subscribeWith().topicFilter("bp/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            Mqtt5AsyncClient publisher = broker.connectedV5("bp-pub").toAsync();
+
+            List<CompletableFuture<Mqtt5PublishResult>> acks = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                acks.add(publisher.publishWith().topic("bp/t").qos(MqttQos.AT_LEAST_ONCE)
+                        .payload(ByteBuffer.allocate(4).putInt(0, i)).send());
+            }
+            for (CompletableFuture<Mqtt5PublishResult> ack : acks) {
+                Mqtt5PublishResult.Mqtt5Qos1Result r = (Mqtt5PublishResult.Mqtt5Qos1Result) ack.get(2, TimeUnit.MINUTES);
+                assertEquals(Mqtt5PubAckReasonCode.SUCCESS, r.getPubAck().getReasonCode());
+            }
+            for (int i = 0; i < MESSAGES; i++) {
+                Mqtt5Publish m = Received.next(in);
+                assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
+            }
+        }
+        double late = broker.metric("fleetmq_publish_backpressure_late_total", null);
+        double waits = broker.metric("fleetmq_publish_backpressure_waits_total", "ended=\"caught_up\"")
+                + broker.metric("fleetmq_publish_backpressure_waits_total", "ended=\"max_wait\"");
+        assertTrue(late > 0, "deliveries later than 1 ms were counted: " + late);
+        assertTrue(waits > 0, "the publisher's PUBLISH packets waited: " + waits);
+        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
+        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+    }
+}

@@ -1,0 +1,235 @@
+package io.fleetmq.session;
+
+import io.fleetmq.core.message.BrokerMessage;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Slows this node's publishers down while their messages reach this node's subscribers late.
+ *
+ * <p>A PUBLISH is acknowledged once Kafka stored it; its delivery follows through the routing
+ * consumer and the subscribers' sessions. When the node is overloaded, acknowledgements keep coming
+ * at Kafka's pace while deliveries fall further behind, and the end-to-end latency grows without a
+ * bound the publishers ever feel. This closes the loop: a message that reaches a subscriber's
+ * session more than {@code delay} after the node received it makes the node <em>behind</em> for
+ * {@code delay}, and while it is behind, sessions hold their clients' new PUBLISH packets (see
+ * {@link PacketGate}) until it has caught up, or for {@code maxWait} at most. A held PUBLISH is not
+ * acknowledged, so each publisher stops within its window (QoS 1/2) or once the transport stops
+ * reading its socket (QoS 0).
+ *
+ * <p>Only what the node itself can judge counts:
+ * <ul>
+ *   <li>The delay runs from the message's receipt (its {@link BrokerMessage#createdAtMillis()}) to
+ *   its arrival in the subscriber's session: Kafka, routing and the actors' turns. Time a message
+ *   then waits for a client's receive window or socket does not count, so a slow or stalled
+ *   subscriber slows no one but itself (its own queue bounds it).</li>
+ *   <li>Only messages of publishers that have their session on this node count, so their receipt
+ *   time is this node's own clock: another node's clock, set differently, cannot make this one
+ *   hold its publishers.</li>
+ * </ul>
+ * Nothing is refused or dropped: publishers wait. {@code maxWait} bounds a wait, so no combination
+ * of clients can stop a publisher for good.
+ */
+public final class DeliveryBackpressure {
+
+    private static final Logger log = LoggerFactory.getLogger(DeliveryBackpressure.class);
+
+    /** Never behind: for nodes and tests without it. */
+    public static final DeliveryBackpressure OFF = new DeliveryBackpressure();
+
+    /** Someone waiting until the node caught up. */
+    private record Waiter(long sinceNanos, Resume resume) {
+    }
+
+    /** What a waiter is told when its wait ends. */
+    @FunctionalInterface
+    public interface Resume {
+
+        /** @param timedOut the node was still behind after the longest wait */
+        void resume(boolean timedOut);
+    }
+
+    private final long delayMillis;
+    private final long delayNanos;
+    private final long maxWaitNanos;
+    private final long tickNanos;
+    private final long staleNanos;
+    private final ScheduledExecutorService timers;
+    private final LongSupplier nanos;
+    private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+    /** Set while a tick is scheduled or running. */
+    private final AtomicBoolean ticking = new AtomicBoolean();
+    private final Counter late;
+    private final Counter caughtUp;
+    private final Counter timedOut;
+    private volatile Predicate<String> localPublisher = id -> false;
+    /** When a delivery last came late. */
+    private volatile long lastLateNanos;
+    /** The newest arrival of a message of this node's publishers was late. */
+    private volatile boolean lateNow;
+
+    private DeliveryBackpressure() {
+        this.delayMillis = 0;
+        this.delayNanos = 0;
+        this.maxWaitNanos = 0;
+        this.tickNanos = 0;
+        this.staleNanos = 0;
+        this.timers = null;
+        this.nanos = System::nanoTime;
+        this.late = null;
+        this.caughtUp = null;
+        this.timedOut = null;
+    }
+
+    /**
+     * @param delay   deliveries later than this make the node behind; zero turns backpressure off
+     * @param maxWait the longest a held PUBLISH waits
+     * @param timers  runs the checks that end the waits
+     * @param nanos   the monotonic clock
+     */
+    public DeliveryBackpressure(Duration delay, Duration maxWait, ScheduledExecutorService timers,
+            LongSupplier nanos, MeterRegistry meters) {
+        if (delay.isNegative() || maxWait.isNegative()) {
+            throw new IllegalArgumentException("negative delay or wait");
+        }
+        this.delayMillis = Math.max(delay.isZero() ? 0 : 1, delay.toMillis());
+        this.delayNanos = delay.toNanos();
+        this.maxWaitNanos = maxWait.toNanos();
+        // Waiters are looked at ten times per delay: a wait ends at most a tenth of it late.
+        this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), delayNanos / 10);
+        this.staleNanos = delayNanos / 2;
+        this.timers = timers;
+        this.nanos = nanos;
+        this.late = Counter.builder("fleetmq.publish.backpressure.late")
+                .description("Messages of this node's publishers that reached a subscriber's session on this node "
+                        + "later than mqtt.publish-backpressure-delay after their receipt")
+                .register(meters);
+        this.caughtUp = waits(meters, "caught_up");
+        this.timedOut = waits(meters, "max_wait");
+    }
+
+    /** Registers the gauges of this incarnation of the node; the caller removes them when it ends. */
+    public List<Gauge> registerGauges(MeterRegistry meters) {
+        return List.of(
+                Gauge.builder("fleetmq.publish.backpressure.behind", this, b -> b.behind() ? 1 : 0)
+                        .description("1 while this node holds its clients' PUBLISH packets because deliveries are late")
+                        .register(meters),
+                Gauge.builder("fleetmq.publish.backpressure.waiting", waiters, ConcurrentLinkedQueue::size)
+                        .description("Sessions holding their clients' PUBLISH packets until deliveries catch up")
+                        .register(meters));
+    }
+
+    private static Counter waits(MeterRegistry meters, String ended) {
+        return Counter.builder("fleetmq.publish.backpressure.waits")
+                .description("Waits of a session's PUBLISH packets for late deliveries to catch up, by how they ended")
+                .tag("ended", ended)
+                .register(meters);
+    }
+
+    /** Whether this node ever holds publishers. */
+    public boolean enabled() {
+        return delayNanos > 0;
+    }
+
+    /** Which publishers have their session on this node (set once the node's sessions exist). */
+    public void localPublishers(Predicate<String> isLocal) {
+        if (enabled()) { // OFF is shared: it keeps no one's sessions
+            this.localPublisher = isLocal;
+        }
+    }
+
+    /**
+     * A routed message reached a subscriber's session at {@code nowMillis} (wall clock, as
+     * {@link BrokerMessage#createdAtMillis()}). Any thread; cheap unless the message is late.
+     */
+    void arrived(BrokerMessage m, long nowMillis) {
+        if (delayMillis == 0) {
+            return;
+        }
+        boolean isLate = nowMillis - m.createdAtMillis() > delayMillis;
+        if (!isLate && !lateNow) {
+            return; // the common case: on time, and nothing to change
+        }
+        if (!localPublisher.test(m.publisherId())) {
+            return;
+        }
+        if (isLate) {
+            lastLateNanos = nanos.getAsLong();
+            lateNow = true;
+            late.increment();
+        } else {
+            lateNow = false; // caught up: the newest arrival was on time
+        }
+    }
+
+    /**
+     * Whether the newest arrival of a message of this node's publishers was late, and recent: new
+     * PUBLISH packets wait meanwhile. Without arrivals for half the delay the node is not behind
+     * (nothing is left in the pipeline to be late).
+     */
+    public boolean behind() {
+        return lateNow && nanos.getAsLong() - lastLateNanos < staleNanos;
+    }
+
+    /**
+     * Tells {@code resume} (from the timer thread) once the node is no longer {@link #behind}, or
+     * after the longest wait if it still is.
+     */
+    void await(Resume resume) {
+        waiters.add(new Waiter(nanos.getAsLong(), resume));
+        if (ticking.compareAndSet(false, true)) {
+            schedule();
+        }
+    }
+
+    private void schedule() {
+        try {
+            timers.schedule(this::tick, tickNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // The node is stopping: nobody is left waiting on a check that never comes.
+            ticking.set(false);
+            for (Waiter w = waiters.poll(); w != null; w = waiters.poll()) {
+                tell(w, true);
+            }
+        }
+    }
+
+    private void tick() {
+        long now = nanos.getAsLong();
+        boolean clear = !behind();
+        for (Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+            Waiter w = it.next();
+            if (clear || now - w.sinceNanos() >= maxWaitNanos) {
+                it.remove();
+                (clear ? caughtUp : timedOut).increment();
+                tell(w, !clear);
+            }
+        }
+        ticking.set(false);
+        // A waiter added after the loop looked found the flag still set: it is looked at next time.
+        if (!waiters.isEmpty() && ticking.compareAndSet(false, true)) {
+            schedule();
+        }
+    }
+
+    private static void tell(Waiter w, boolean timedOut) {
+        try {
+            w.resume().resume(timedOut);
+        } catch (RuntimeException e) {
+            log.warn("A session waiting for deliveries to catch up could not be resumed", e);
+        }
+    }
+}
