@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -24,11 +23,13 @@ import org.slf4j.LoggerFactory;
  * consumer and the subscribers' sessions. When the node is overloaded, acknowledgements keep coming
  * at Kafka's pace while deliveries fall further behind, and the end-to-end latency grows without a
  * bound the publishers ever feel. This closes the loop: a message that reaches a subscriber's
- * session more than {@code delay} after the node received it makes the node <em>behind</em> for
- * {@code delay}, and while it is behind, sessions hold their clients' new PUBLISH packets (see
- * {@link PacketGate}) until it has caught up, or for {@code maxWait} at most. A held PUBLISH is not
- * acknowledged, so each publisher stops within its window (QoS 1/2) or once the transport stops
- * reading its socket (QoS 0).
+ * session more than {@code delay} after the node received it arrives <em>late</em>. While the
+ * newest arrival was late (and came within half the delay: without arrivals nothing is left to be
+ * late), the node is <em>behind</em>, and sessions hold their clients' new PUBLISH packets (see
+ * {@link PacketGate}) until an arrival is on time again, or for {@code maxWait} at most. A held
+ * PUBLISH is not acknowledged, so each publisher stops within its window (QoS 1/2) or once the
+ * transport stops reading its socket (QoS 0). Releasing as soon as the newest arrival is on time,
+ * rather than after a quiet period, keeps the pipeline from running dry between holds.
  *
  * <p>Only what the node itself can judge counts:
  * <ul>
@@ -209,13 +210,18 @@ public final class DeliveryBackpressure {
 
     private void tick() {
         long now = nanos.getAsLong();
-        boolean clear = !behind();
-        for (Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
-            Waiter w = it.next();
-            if (clear || now - w.sinceNanos() >= maxWaitNanos) {
-                it.remove();
-                (clear ? caughtUp : timedOut).increment();
-                tell(w, !clear);
+        if (!behind()) {
+            for (Waiter w = waiters.poll(); w != null; w = waiters.poll()) {
+                caughtUp.increment();
+                tell(w, false);
+            }
+        } else {
+            // Waiters queue in the order they began to wait: the ones waited out are at the head.
+            // Only this tick takes waiters out (ticks never overlap), so the head looked at is the one taken.
+            for (Waiter w = waiters.peek(); w != null && now - w.sinceNanos() >= maxWaitNanos; w = waiters.peek()) {
+                waiters.poll();
+                timedOut.increment();
+                tell(w, true);
             }
         }
         ticking.set(false);
