@@ -133,10 +133,10 @@ public final class DeliveryBackpressure {
                         .register(meters));
     }
 
-    private static Counter waits(MeterRegistry meters, String ended) {
+    private static Counter waits(MeterRegistry meters, String outcome) {
         return Counter.builder("fleetmq.publish.backpressure.waits")
                 .description("Waits of a session's PUBLISH packets for late deliveries to catch up, by how they ended")
-                .tag("ended", ended)
+                .tag("outcome", outcome)
                 .register(meters);
     }
 

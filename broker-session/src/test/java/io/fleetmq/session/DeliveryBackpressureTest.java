@@ -36,7 +36,7 @@ class DeliveryBackpressureTest {
     }
 
     private double waits(String ended) {
-        return meters.get("fleetmq.publish.backpressure.waits").tag("ended", ended).counter().count();
+        return meters.get("fleetmq.publish.backpressure.waits").tag("outcome", ended).counter().count();
     }
 
     @Test

@@ -58,7 +58,7 @@ class PublishBackpressureTest {
         h.actors.runAll();
         assertEquals(List.of(1, 2), pub.written(Packet.Ack.class).stream().map(Packet.Ack::packetId).toList());
         assertEquals(3, pub.settled);
-        assertEquals(1, h.meters.get("fleetmq.publish.backpressure.waits").tag("ended", "caught_up").counter().count());
+        assertEquals(1, h.meters.get("fleetmq.publish.backpressure.waits").tag("outcome", "caught_up").counter().count());
         assertEquals(2, sub.written(Packet.Publish.class).size(), "late messages are delivered all the same");
     }
 
@@ -77,7 +77,7 @@ class PublishBackpressureTest {
         h.advance(40);
         assertEquals(List.of("t/1", "t/2"), appendedTopics(), "slowed, never stopped");
         assertTrue(h.backpressure.behind());
-        assertEquals(1, h.meters.get("fleetmq.publish.backpressure.waits").tag("ended", "max_wait").counter().count());
+        assertEquals(1, h.meters.get("fleetmq.publish.backpressure.waits").tag("outcome", "max_wait").counter().count());
 
         h.send("pub", pub, publish("t/3", 1, 3, false));
         assertEquals(List.of("t/1", "t/2"), appendedTopics(), "a new PUBLISH while still behind waits again");

@@ -72,8 +72,8 @@ class PublishBackpressureTest {
             }
         }
         double late = broker.metric("fleetmq_publish_backpressure_late_total", null);
-        double waits = broker.metric("fleetmq_publish_backpressure_waits_total", "ended=\"caught_up\"")
-                + broker.metric("fleetmq_publish_backpressure_waits_total", "ended=\"max_wait\"");
+        double waits = broker.metric("fleetmq_publish_backpressure_waits_total", "outcome=\"caught_up\"")
+                + broker.metric("fleetmq_publish_backpressure_waits_total", "outcome=\"max_wait\"");
         assertTrue(late > 0, "deliveries later than 1 ms were counted: " + late);
         assertTrue(waits > 0, "the publisher's PUBLISH packets waited: " + waits);
         assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
