@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * A fixed ring: the newest {@code capacity} drops, each with client ID and topic cut to
  * {@link #MAX_TEXT} characters, so it never holds more than a bounded amount of memory however fast
  * messages are dropped. Writers take no lock (one atomic increment and one array store); a reader
- * may miss a drop written while it reads, never see a torn one.
+ * never sees a torn drop, and one following the ring with {@link #after} never skips one.
  */
 public final class RecentDrops {
 
@@ -57,19 +57,41 @@ public final class RecentDrops {
         return next.get();
     }
 
+    /**
+     * What a reader got, and where its next read starts.
+     *
+     * @param drops the drops read, oldest first
+     * @param next  the sequence to read from next time: past every drop read or gone, but not past
+     *              one being written while this read ran
+     */
+    public record Batch(List<Drop> drops, long next) {
+    }
+
     /** The drops still held with a sequence at or above {@code from}, oldest first. */
     public List<Drop> since(long from) {
+        return after(from).drops();
+    }
+
+    /**
+     * The drops still held with a sequence at or above {@code from}, oldest first, and where to go
+     * on from. A reader that follows the ring with {@code next} sees every drop the ring still held
+     * when it read, once: a drop whose sequence is taken but whose slot is not written yet ends the
+     * batch there, so the next read starts with it rather than skipping it.
+     */
+    public Batch after(long from) {
         long end = next.get();
         long start = Math.max(from, Math.max(0, end - slots.length()));
         List<Drop> out = new ArrayList<>((int) Math.max(0, end - start));
         for (long s = start; s < end; s++) {
             Drop d = slots.get((int) (s % slots.length()));
-            // A slot not written yet, or already overwritten by a newer drop, is skipped.
-            if (d != null && d.sequence() == s) {
-                out.add(d);
+            if (d == null || d.sequence() < s) {
+                return new Batch(out, s); // its writer has not stored it yet
             }
+            if (d.sequence() == s) {
+                out.add(d);
+            } // else the ring went round: a newer drop took its slot, and it is gone
         }
-        return out;
+        return new Batch(out, end);
     }
 
     /** Every drop still held, oldest first. */

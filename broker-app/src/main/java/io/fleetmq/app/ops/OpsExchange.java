@@ -67,6 +67,9 @@ public final class OpsExchange implements AutoCloseable {
     private final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
     private volatile boolean closed;
     private long reportedUpTo;
+    /** The first drop of a report Kafka did not take (sent again), or {@code Long.MAX_VALUE}. */
+    private final java.util.concurrent.atomic.AtomicLong unsentFrom = new java.util.concurrent.atomic.AtomicLong(
+            Long.MAX_VALUE);
     private volatile long lastPublishFailureLog;
 
     public OpsExchange(KafkaClients kafka, BrokerTopics topics, String nodeId, Duration interval, Sampler sampler,
@@ -113,25 +116,36 @@ public final class OpsExchange implements AutoCloseable {
         }
     }
 
-    /** One interval ended: sample, and tell the others. A failure loses this report, not the next. */
+    /**
+     * One interval ended: sample, and tell the others. A report Kafka did not take loses its sample;
+     * its drops go again with the next report (the others keep each drop once, by its sequence).
+     */
     private void tick() {
+        long from = Math.min(reportedUpTo, unsentFrom.getAndSet(Long.MAX_VALUE));
         try {
             long at = System.currentTimeMillis() / intervalMillis * intervalMillis;
             Sample sample = sampler.take(at);
-            List<RecentDrops.Drop> fresh = drops.since(reportedUpTo);
-            reportedUpTo = drops.written();
+            // Read and move on in one step: a drop added between two steps would never be reported.
+            RecentDrops.Batch batch = drops.after(from);
+            reportedUpTo = batch.next();
+            List<RecentDrops.Drop> fresh = batch.drops();
             if (fresh.size() > NodeReport.MAX_DROPS) {
                 fresh = fresh.subList(fresh.size() - NodeReport.MAX_DROPS, fresh.size());
             }
             NodeReport report = new NodeReport(nodeId, run, at, intervalMillis, sample, fresh, sampler.dropCounts());
             producer.send(new ProducerRecord<>(topic, nodeId, report.encode()), (meta, e) -> {
-                if (e != null && System.currentTimeMillis() - lastPublishFailureLog > 60_000) {
+                if (e == null) {
+                    return;
+                }
+                unsentFrom.accumulateAndGet(from, Math::min);
+                if (System.currentTimeMillis() - lastPublishFailureLog > 60_000) {
                     lastPublishFailureLog = System.currentTimeMillis();
                     log.warn("Operations report not published (other nodes miss this node's statistics for it): {}",
                             e.toString());
                 }
             });
         } catch (RuntimeException e) {
+            unsentFrom.accumulateAndGet(from, Math::min);
             log.warn("Sampling the node's statistics failed", e);
         }
     }
