@@ -12,8 +12,8 @@ import java.util.function.Consumer;
 /**
  * Where a client's packets wait, in order, before they are handled: behind a PUBLISH while Kafka's
  * producer is full or while the node's deliveries are late ({@link DeliveryBackpressure}), behind a
- * SUBSCRIBE while the backlog topic of a shared APPLICATION subscription is made. Per-client rate
- * limits make packets wait here too.
+ * SUBSCRIBE while the backlog topic of a shared APPLICATION subscription is made. Only the
+ * client's acknowledgements of the node's PUBLISH packets and PINGREQ go past the ones waiting.
  */
 final class PacketGate {
 
@@ -38,6 +38,9 @@ final class PacketGate {
      */
     boolean admit(Packet packet, boolean applicationBacklogs, Runnable again, Runnable handle) {
         if (held != null) {
+            if (passes(packet)) {
+                return true;
+            }
             held.add(again); // in order behind a packet that waits
             return false;
         }
@@ -69,6 +72,19 @@ final class PacketGate {
             }
         }
         return true;
+    }
+
+    /**
+     * Packets that go past the ones waiting: the client's acknowledgements of the node's own PUBLISH
+     * packets (PUBACK, PUBREC, PUBCOMP) and PINGREQ. Nothing the client sent before them depends on
+     * them, and holding them would stall what the client receives (its window stays full) and its
+     * keep-alive behind its own PUBLISH. PUBREL stays in order: it belongs to the client's PUBLISH flow.
+     */
+    private static boolean passes(Packet packet) {
+        if (packet instanceof Packet.Ack a) {
+            return a.type() != Packet.AckType.PUBREL;
+        }
+        return packet instanceof Packet.PingReq;
     }
 
     private void hold(Runnable first) {

@@ -291,7 +291,7 @@ public final class SessionActor {
             connects.defer(conn, () -> onPacketFrom(conn, packet));
             return;
         }
-        // Per-client rate limits hold packets here too.
+        // Packets wait in the gate, in order, while a PUBLISH before them cannot go on yet.
         if (gate.admit(packet, applicationBacklogs(), () -> onPacketFrom(conn, packet), () -> process(conn, packet))) {
             process(conn, packet);
         }

@@ -46,6 +46,7 @@ class PublishBackpressureTest {
         assertEquals(List.of(), appendedTopics(), "nothing goes to Kafka while deliveries are late");
         assertEquals(List.of(), pub.written(Packet.Ack.class));
         assertEquals(0, pub.settled);
+        assertEquals(1, pub.written(Packet.PingResp.class).size(), "PINGREQ is answered past the held PUBLISH");
 
         h.advance(40);
         assertEquals(List.of(), appendedTopics(), "the late delivery is the newest arrival");
@@ -53,13 +54,41 @@ class PublishBackpressureTest {
         assertEquals(List.of(), appendedTopics(), "released at the next check, not at once");
         h.advance(10);
         assertEquals(List.of("t/1", "t/2", "t/3"), appendedTopics(), "in the order the client sent them");
-        assertEquals(1, pub.written(Packet.PingResp.class).size(), "the packets behind them went on too");
         h.publishLog.storeAll();
         h.actors.runAll();
         assertEquals(List.of(1, 2), pub.written(Packet.Ack.class).stream().map(Packet.Ack::packetId).toList());
         assertEquals(3, pub.settled);
         assertEquals(1, h.meters.get("fleetmq.publish.backpressure.waits").tag("outcome", "caught_up").counter().count());
         assertEquals(2, sub.written(Packet.Publish.class).size(), "late messages are delivered all the same");
+    }
+
+    @Test
+    void aClientThatAlsoSubscribesGoesOnReceivingWhileItsPublishWaits() {
+        RecordingConnection both = h.connect("both", true, 0, 1); // one message in flight to it at a time
+        h.send("both", both, publish("t/0", 2, 7, false)); // stored before the node fell behind
+        h.publishLog.storeAll();
+        h.actors.runAll();
+        assertEquals(List.of(AckType.PUBREC), both.written(Packet.Ack.class).stream().map(Packet.Ack::type).toList());
+
+        h.deliver("both", receivedAgo("both", 150), 1);
+        assertTrue(h.backpressure.behind());
+        h.deliver("both", receivedAgo("both", 150), 1);
+        assertEquals(1, both.written(Packet.Publish.class).size(), "the second waits for the client's window");
+
+        h.send("both", both, publish("t/1", 1, 1, false)); // held: deliveries are late
+        h.send("both", both, ack(AckType.PUBACK, both.written(Packet.Publish.class).get(0).packetId()));
+        assertEquals(2, both.written(Packet.Publish.class).size(),
+                "its PUBACK of a delivery went past its own held PUBLISH and opened its window");
+        h.send("both", both, ack(AckType.PUBREL, 7));
+        assertEquals(List.of("t/0"), appendedTopics());
+        assertEquals(1, both.written(Packet.Ack.class).size(), "PUBREL stays in order behind the held PUBLISH");
+
+        h.advance(50); // no arrival for half the delay: no longer behind
+        assertEquals(List.of("t/0", "t/1"), appendedTopics());
+        h.publishLog.storeAll();
+        h.actors.runAll();
+        assertEquals(List.of(AckType.PUBREC, AckType.PUBCOMP, AckType.PUBACK),
+                both.written(Packet.Ack.class).stream().map(Packet.Ack::type).toList());
     }
 
     @Test
