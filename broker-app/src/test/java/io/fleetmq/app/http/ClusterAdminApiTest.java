@@ -92,9 +92,11 @@ class ClusterAdminApiTest {
 
     /** Topics a new subscriber on {@code node} gets as retained messages, up to a marker published after. */
     private static List<String> retainedSeenOn(TestBroker node, String filter, String marker) throws Exception {
-        Mqtt5BlockingClient sub = node.connectedV5("sub-" + UUID.randomUUID().toString().substring(0, 8));
+        String subId = "sub-" + UUID.randomUUID().toString().substring(0, 8);
+        Mqtt5BlockingClient sub = node.connectedV5(subId);
         try (Mqtt5BlockingClient.Mqtt5Publishes publishes = sub.publishes(MqttGlobalPublishFilter.ALL)) {
             sub.subscribeWith().topicFilter(filter).qos(MqttQos.AT_LEAST_ONCE).send();
+            nodes.awaitSubscriptions(subId, 1); // the marker may be routed by the other node
             Mqtt5BlockingClient pub = node.connectedV5("pub-" + UUID.randomUUID().toString().substring(0, 8));
             pub.publishWith().topic(marker).qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {1}).send();
             pub.disconnect();

@@ -116,6 +116,7 @@ class SessionsClusterApiTest {
         sub.connectWith().cleanStart(true).sessionExpiryInterval(600).send();
         sub.subscribeWith().topicFilter(topic).qos(MqttQos.AT_LEAST_ONCE).send();
         sub.disconnect();
+        nodes.awaitSubscriptions(id, 1);
         Mqtt5BlockingClient pub = first.connectedV5("pub-" + id);
         try {
             for (int i = 0; i < 2; i++) {
@@ -153,6 +154,7 @@ class SessionsClusterApiTest {
         sub.connectWith().cleanStart(true).sessionExpiryInterval(600).send();
         sub.subscribeWith().topicFilter(topic).qos(MqttQos.AT_LEAST_ONCE).send();
         sub.disconnect();
+        nodes.awaitSubscriptions(id, 1);
         Mqtt5BlockingClient pub = first.connectedV5("pub-" + id);
         try {
             for (int i = 0; i < 2; i++) {

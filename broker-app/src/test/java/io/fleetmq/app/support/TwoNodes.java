@@ -81,6 +81,28 @@ public final class TwoNodes implements AutoCloseable {
         return AdminHttp.send(node.node().httpPort(), token, method, path, body);
     }
 
+    /**
+     * Waits until both nodes know {@code count} subscriptions of {@code clientId}. A subscription
+     * reaches the other node's routing a Kafka round trip after its SUBACK, and either node may route
+     * a message (the one that owns its publish partition): a message published before that may miss
+     * it (docs/cluster.md, "Limits today"). The admin API reads the same copy the routing does.
+     */
+    public void awaitSubscriptions(String clientId, int count) {
+        String path = "/api/v1/subscriptions?clientId="
+                + java.net.URLEncoder.encode(clientId, java.nio.charset.StandardCharsets.UTF_8);
+        for (TestBroker node : new TestBroker[] {first, second}) {
+            io.fleetmq.testkit.Await.until(java.time.Duration.ofSeconds(30), count + " subscription(s) of "
+                    + clientId + " known on the " + (node == first ? "first" : "second") + " node", () -> {
+                        HttpResponse<String> r = call(node, "GET", path, null);
+                        try {
+                            return r.statusCode() == 200 && JSON.readTree(r.body()).path("total").asInt() == count;
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    });
+        }
+    }
+
     /** Stops the second node and starts it again on the same data directory and settings. */
     public TestBroker restartSecond() {
         second.close();
