@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * The node's most recent dropped messages, for operators asking "why did my device not get it?".
  * A fixed ring: the newest {@code capacity} drops, each with client ID and topic cut to
  * {@link #MAX_TEXT} characters, so it never holds more than a bounded amount of memory however fast
- * messages are dropped. Writers take no lock (one atomic increment and one array store); a reader
+ * messages are dropped. Writers take no lock (one compare-and-set and one array store); a reader
  * never sees a torn drop, and one following the ring with {@link #after} never skips one.
  */
 public final class RecentDrops {
@@ -47,9 +47,18 @@ public final class RecentDrops {
 
     /** Remembers a drop; the oldest goes once the ring is full. */
     public void add(long atMillis, String reason, String clientId, String topic) {
-        long sequence = next.getAndIncrement();
-        slots.set((int) (sequence % slots.length()),
-                new Drop(sequence, atMillis, reason, cut(clientId), cut(topic)));
+        String client = cut(clientId);
+        String cutTopic = cut(topic);
+        // The drop is made before its sequence is taken, so nothing can fail between taking the
+        // sequence and storing it: a reader that waits for a taken sequence (see after) never waits
+        // for one that will not come.
+        long sequence;
+        Drop drop;
+        do {
+            sequence = next.get();
+            drop = new Drop(sequence, atMillis, reason, client, cutTopic);
+        } while (!next.compareAndSet(sequence, sequence + 1));
+        slots.set((int) (sequence % slots.length()), drop);
     }
 
     /** The number of drops told so far (the sequence the next one gets). */
