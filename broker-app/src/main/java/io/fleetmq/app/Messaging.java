@@ -39,6 +39,7 @@ import io.fleetmq.persistence.redis.Qos2Receipts;
 import io.fleetmq.persistence.redis.Redis;
 import io.fleetmq.session.cluster.ClientTypes;
 import io.fleetmq.session.cluster.ClusterRouter;
+import io.fleetmq.session.cluster.RoutingOrder;
 import io.fleetmq.session.cluster.DeviceQueueWriter;
 import io.fleetmq.session.cluster.ConnectSequencer;
 import io.fleetmq.session.cluster.DeliveryGate;
@@ -90,6 +91,7 @@ final class Messaging implements AutoCloseable {
     private final Membership membership;
     private final SessionDirectory directory;
     private final ClusterRouter router;
+    private final RoutingOrder routingOrder;
     private final DeadLetters deadLetters;
     private final BrokerTopics topics;
     private final RetainedRouting retainedRouting;
@@ -188,6 +190,13 @@ final class Messaging implements AutoCloseable {
         }
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
                 new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes());
+        // A PUBLISH written here whose subscribers are all here is routed once Kafka confirms it,
+        // not a fetch later; the routing consumer routes everything else and skips those.
+        this.routingOrder = new RoutingOrder(meters);
+        ClusterRouter stored = router;
+        RoutingOrder order = routingOrder;
+        publishLog.onStored((message, partition, offset) ->
+                order.stored(partition, offset, () -> stored.routeHere(message, partition, offset)));
 
         this.sessionsView = new SessionsAdapter(nodeId, directory, sessions, subscriptions, membership,
                 clusterProducer, topics, link, deviceQueues, appTopics, admin, requestTimeout);
@@ -281,8 +290,11 @@ final class Messaging implements AutoCloseable {
 
         NodeInbox nodeInbox = inbox;
         consumer = new PublishConsumer(kafka, meters, this::route,
-                owned -> drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, nodeInbox,
-                        requestTimeout),
+                owned -> {
+                    routingOrder.owned(owned);
+                    drainDownlinks(owned, admin, topics.downlink(nodeId), downlinkPartitions, nodeInbox,
+                            requestTimeout);
+                },
                 this::routed, cluster.nodeTimeout(), loops, deadLetters);
         consumer.start();
 
@@ -402,8 +414,10 @@ final class Messaging implements AutoCloseable {
     }
 
     private void route(PublishedRecord record) {
-        retainedRouting.route(record);
-        router.route(record.message(), record.partition(), record.offset());
+        routingOrder.read(record.partition(), record.offset(), () -> {
+            retainedRouting.route(record);
+            router.route(record.message(), record.partition(), record.offset());
+        });
     }
 
     /**

@@ -23,6 +23,15 @@ public final class PublishLog implements AutoCloseable {
 
     private final ConfirmedProducer producer;
     private volatile BiConsumer<BrokerMessage, LogPosition> retainedStored;
+    private volatile StoredListener stored;
+
+    /** Told of a message this node wrote to the {@code publish} topic, once Kafka stored it. */
+    @FunctionalInterface
+    public interface StoredListener {
+
+        /** Runs on the producer's I/O thread: it must be short and must never block. */
+        void stored(BrokerMessage message, int partition, long offset);
+    }
 
     /** With {@link ConfirmedProducer#DEFAULT_MAX_BLOCK}. */
     public PublishLog(KafkaClients clients, MeterRegistry registry) {
@@ -52,12 +61,19 @@ public final class PublishLog implements AutoCloseable {
      *         {@link org.apache.kafka.common.errors.TimeoutException} when Kafka is unreachable
      */
     public CompletableFuture<Void> append(BrokerMessage message) {
-        BiConsumer<BrokerMessage, LogPosition> listener = retainedStored;
-        if (message.retain() && listener != null) {
-            return producer.send(message.publisherId(), message, List.of(),
-                    stored -> listener.accept(message, new LogPosition(stored.partition(), stored.offset())));
+        BiConsumer<BrokerMessage, LogPosition> retainedListener = message.retain() ? retainedStored : null;
+        StoredListener listener = stored;
+        if (retainedListener == null && listener == null) {
+            return producer.send(message.publisherId(), message);
         }
-        return producer.send(message.publisherId(), message);
+        return producer.send(message.publisherId(), message, List.of(), at -> {
+            if (retainedListener != null) {
+                retainedListener.accept(message, new LogPosition(at.partition(), at.offset()));
+            }
+            if (listener != null) {
+                listener.stored(message, at.partition(), at.offset());
+            }
+        });
     }
 
     /**
@@ -69,11 +85,15 @@ public final class PublishLog implements AutoCloseable {
      */
     public CompletableFuture<LogPosition> appendAt(BrokerMessage message) {
         BiConsumer<BrokerMessage, LogPosition> listener = retainedStored;
+        StoredListener storedListener = stored;
         LogPosition[] at = new LogPosition[1];
-        return producer.send(message.publisherId(), message, List.of(), stored -> {
-            at[0] = new LogPosition(stored.partition(), stored.offset());
+        return producer.send(message.publisherId(), message, List.of(), where -> {
+            at[0] = new LogPosition(where.partition(), where.offset());
             if (message.retain() && listener != null) {
                 listener.accept(message, at[0]);
+            }
+            if (storedListener != null) {
+                storedListener.stored(message, where.partition(), where.offset());
             }
         }).thenApply(ignored -> at[0]);
     }
@@ -85,6 +105,15 @@ public final class PublishLog implements AutoCloseable {
      */
     public void onRetainedStored(BiConsumer<BrokerMessage, LogPosition> listener) {
         this.retainedStored = listener;
+    }
+
+    /**
+     * Tells {@code listener} of every message appended here once Kafka stored it, with its place in
+     * the topic, before the append's future completes; after {@link #onRetainedStored}'s listener.
+     * Stored messages of one partition are told in the order of their offsets.
+     */
+    public void onStored(StoredListener listener) {
+        this.stored = listener;
     }
 
     /** Whether another append can be queued without blocking; see {@link ConfirmedProducer#hasRoom()}. */

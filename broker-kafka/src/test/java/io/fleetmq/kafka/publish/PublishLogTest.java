@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fleetmq.core.message.BrokerMessage;
 import io.fleetmq.core.message.MessageCodec;
 import io.fleetmq.core.message.UserProperty;
+import io.fleetmq.core.retained.LogPosition;
 import io.fleetmq.kafka.KafkaClients;
 import io.fleetmq.kafka.KafkaSettings;
 import io.fleetmq.testkit.FreePorts;
@@ -57,6 +58,35 @@ class PublishLogTest {
     private static BrokerMessage message(String publisher, String topic, String payload) {
         return new BrokerMessage(topic, payload.getBytes(StandardCharsets.UTF_8), 1, false, publisher,
                 System.currentTimeMillis(), 30, 1, "text/plain", null, null, List.of(new UserProperty("k", "v")));
+    }
+
+    @Test
+    void everyAppendIsReportedWithItsPlaceBeforeItsFutureCompletesInOffsetOrder() throws Exception {
+        List<String> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        log.onStored((message, partition, offset) -> told.add(new String(message.payload(), StandardCharsets.UTF_8)
+                + "@" + partition + "@" + offset));
+        try {
+            List<CompletableFuture<Integer>> toldOnCompletion = new java.util.ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                toldOnCompletion.add(log.append(message("stored-1", "stored/t", "m" + i)).thenApply(v -> told.size()));
+            }
+            CompletableFuture<LogPosition> last = log.appendAt(message("stored-1", "stored/t", "m50"));
+            for (int i = 0; i < 50; i++) {
+                assertTrue(toldOnCompletion.get(i).get(10, TimeUnit.SECONDS) >= i + 1, "told before completion");
+            }
+            LogPosition at = last.get(10, TimeUnit.SECONDS);
+            List<String> stored = new ArrayList<>();
+            for (ConsumerRecord<String, byte[]> r : layout.readAll(layout.topics().publish())) {
+                BrokerMessage m = "stored-1".equals(r.key()) ? MessageCodec.decode(r.value()) : null;
+                if (m != null && m.topic().equals("stored/t")) {
+                    stored.add(new String(m.payload(), StandardCharsets.UTF_8) + "@" + r.partition() + "@" + r.offset());
+                }
+            }
+            assertEquals(stored, told, "each once, with the place Kafka gave it, in offset order");
+            assertEquals("m50@" + at.partition() + "@" + at.offset(), told.get(50));
+        } finally {
+            log.onStored(null);
+        }
     }
 
     @Test

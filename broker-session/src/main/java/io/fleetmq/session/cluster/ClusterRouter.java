@@ -149,6 +149,43 @@ public final class ClusterRouter {
     }
 
     /**
+     * Routes a message this node wrote as soon as Kafka confirmed the write (see {@link RoutingOrder}),
+     * if nothing of it needs a write of its own: every subscriber it matches is a session of this node
+     * that takes it straight from its actor. A retained message (its retained record is written when
+     * it is read back), a match on another node, a persistent DEVICE or APPLICATION session or a
+     * shared subscription leaves it to the routing consumer. Runs on the producer's I/O thread, so
+     * never blocks.
+     *
+     * @return whether the message is routed; false means nothing was done with it
+     */
+    public boolean routeHere(BrokerMessage message, int partition, long offset) {
+        if (message.retain() || !membership.serving()) {
+            return false;
+        }
+        Matches matches = subscriptions.match(message.topic());
+        if (matches.isEmpty()) {
+            return true;
+        }
+        if (!matches.shared().isEmpty()) {
+            return false;
+        }
+        for (Subscription s : matches.direct()) {
+            if (!nodeOf(s).equals(nodeId)) {
+                return false;
+            }
+        }
+        for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
+            if (application(client.getKey()) || queuedForDevice(client.getKey(), message, client.getValue())) {
+                return false;
+            }
+        }
+        if (gate.admit(partition, offset)) {
+            deliverHere(message, matches.direct());
+        }
+        return true;
+    }
+
+    /**
      * Whether the message goes to the client's DEVICE queue in Redis: the session is persistent, of
      * type DEVICE, and gets the message at QoS 1 or 2. QoS 0 is never queued; it goes straight to a
      * connected client.

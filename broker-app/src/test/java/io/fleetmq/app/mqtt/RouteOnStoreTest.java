@@ -1,0 +1,141 @@
+package io.fleetmq.app.mqtt;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
+import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5PublishResult;
+import com.hivemq.client.mqtt.mqtt5.message.publish.puback.Mqtt5PubAckReasonCode;
+import io.fleetmq.app.support.Received;
+import io.fleetmq.app.support.TestBroker;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A PUBLISH whose subscribers are all connected to the node that wrote it is routed once Kafka
+ * confirms the write, without waiting for the routing consumer to read it back; the consumer routes
+ * the rest and skips what was routed already. Mixed in one publisher's stream, both kinds reach a
+ * subscriber once each and in the order they were published.
+ */
+class RouteOnStoreTest {
+
+    private static final int MESSAGES = 2_000;
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestBroker broker;
+
+    @BeforeAll
+    static void start() {
+        broker = TestBroker.start(dataDir, Map.of());
+    }
+
+    @AfterAll
+    static void stop() {
+        broker.close();
+    }
+
+    private static double routed(String when) {
+        return broker.metric("fleetmq_publish_routed_total", "when=\"" + when + "\"");
+    }
+
+    private static void publishAll(Mqtt5AsyncClient publisher, List<String> topics, List<Boolean> retain)
+            throws Exception {
+        List<CompletableFuture<Mqtt5PublishResult>> acks = new ArrayList<>();
+        for (int i = 0; i < topics.size(); i++) {
+            acks.add(publisher.publishWith().topic(topics.get(i)).qos(MqttQos.AT_LEAST_ONCE).retain(retain.get(i))
+                    .payload(ByteBuffer.allocate(4).putInt(0, i)).send());
+        }
+        for (CompletableFuture<Mqtt5PublishResult> ack : acks) {
+            Mqtt5PublishResult.Mqtt5Qos1Result r = (Mqtt5PublishResult.Mqtt5Qos1Result) ack.get(2, TimeUnit.MINUTES);
+            assertEquals(Mqtt5PubAckReasonCode.SUCCESS, r.getPubAck().getReasonCode());
+        }
+    }
+
+    @Test
+    void messagesForSubscribersOfThisNodeAreRoutedWhenStoredAndArriveOnceInOrder() throws Exception {
+        Mqtt5BlockingClient subscriber = broker.connectedV5("ros-sub");
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL)) {
+            subscriber.subscribeWith().topicFilter("ros/plain/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            Mqtt5AsyncClient publisher = broker.connectedV5("ros-pub").toAsync();
+            double storedBefore = routed("stored");
+
+            publishAll(publisher, java.util.Collections.nCopies(MESSAGES, "ros/plain/t"),
+                    java.util.Collections.nCopies(MESSAGES, false));
+            for (int i = 0; i < MESSAGES; i++) {
+                Mqtt5Publish m = Received.next(in);
+                assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
+            }
+            assertTrue(Received.nothingWithin(in, 500), "no message twice");
+            assertTrue(routed("stored") - storedBefore > 0,
+                    "some were routed when Kafka confirmed them: " + (routed("stored") - storedBefore));
+            publisher.disconnect().get(10, TimeUnit.SECONDS);
+        } finally {
+            subscriber.disconnect();
+        }
+    }
+
+    /**
+     * Every third message also goes to a persistent DEVICE session's queue and every seventh is
+     * retained: both go through the routing consumer, and the messages after each of them wait
+     * for it, so the plain subscriber sees one publisher's stream in order whichever path routed it.
+     */
+    @Test
+    void messagesTheConsumerMustRouteKeepTheirPlaceAmongThoseRoutedWhenStored() throws Exception {
+        Mqtt5BlockingClient device = broker.v5("ros-device");
+        device.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+        Mqtt5BlockingClient subscriber = broker.connectedV5("ros-mixed-sub");
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL);
+                Mqtt5BlockingClient.Mqtt5Publishes queued = device.publishes(MqttGlobalPublishFilter.ALL)) {
+            subscriber.subscribeWith().topicFilter("ros/mixed/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            device.subscribeWith().topicFilter("ros/mixed/queued").qos(MqttQos.AT_LEAST_ONCE).send();
+            Mqtt5AsyncClient publisher = broker.connectedV5("ros-mixed-pub").toAsync();
+            double storedBefore = routed("stored");
+            double readBefore = routed("read");
+
+            List<String> topics = new ArrayList<>();
+            List<Boolean> retain = new ArrayList<>();
+            List<Integer> toDevice = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                boolean queuedToo = i % 3 == 0;
+                topics.add(queuedToo ? "ros/mixed/queued" : "ros/mixed/plain");
+                retain.add(i % 7 == 0);
+                if (queuedToo) {
+                    toDevice.add(i);
+                }
+            }
+            publishAll(publisher, topics, retain);
+            for (int i = 0; i < MESSAGES; i++) {
+                Mqtt5Publish m = Received.next(in);
+                assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
+            }
+            assertTrue(Received.nothingWithin(in, 500), "no message twice");
+            for (int expected : toDevice) {
+                Mqtt5Publish m = Received.next(queued);
+                assertEquals(expected, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "the DEVICE queue in order");
+            }
+            assertTrue(routed("stored") - storedBefore > 0, "some routed when stored");
+            assertTrue(routed("read") - readBefore >= toDevice.size(),
+                    "at least those for the DEVICE queue routed when read back: " + (routed("read") - readBefore));
+            assertEquals(0, broker.dropped("session_queue_full"));
+            publisher.disconnect().get(10, TimeUnit.SECONDS);
+        } finally {
+            subscriber.disconnect();
+            device.disconnect();
+        }
+    }
+}
