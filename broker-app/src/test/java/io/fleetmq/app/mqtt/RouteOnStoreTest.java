@@ -66,13 +66,41 @@ class RouteOnStoreTest {
         }
     }
 
+    /**
+     * Publishes {@code count} messages one at a time, each only once the previous one arrived at one
+     * of {@code in}. Once the routing consumer has read one record of the publisher's partition,
+     * each next write is the partition's next record, so it is routed when stored (unless it meets
+     * the consumer skipping the previous one, a matter of microseconds).
+     *
+     * @return how many of them were routed when stored
+     */
+    private static double oneByOne(Mqtt5AsyncClient publisher, String topic, int count,
+            Mqtt5BlockingClient.Mqtt5Publishes... in) throws Exception {
+        double before = routed("stored");
+        for (int i = 0; i < count; i++) {
+            int payload = -1 - i;
+            publisher.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE)
+                    .payload(ByteBuffer.allocate(4).putInt(0, payload)).send().get(1, TimeUnit.MINUTES);
+            java.util.Optional<Mqtt5Publish> got = java.util.Optional.empty();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (got.isEmpty() && System.nanoTime() < deadline) {
+                for (Mqtt5BlockingClient.Mqtt5Publishes q : in) {
+                    got = got.isPresent() ? got : q.receive(5, TimeUnit.MILLISECONDS);
+                }
+            }
+            assertEquals(payload, ByteBuffer.wrap(got.orElseThrow().getPayloadAsBytes()).getInt());
+        }
+        return routed("stored") - before;
+    }
+
     @Test
     void messagesForSubscribersOfThisNodeAreRoutedWhenStoredAndArriveOnceInOrder() throws Exception {
         Mqtt5BlockingClient subscriber = broker.connectedV5("ros-sub");
         try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL)) {
             subscriber.subscribeWith().topicFilter("ros/plain/#").qos(MqttQos.AT_LEAST_ONCE).send();
             Mqtt5AsyncClient publisher = broker.connectedV5("ros-pub").toAsync();
-            double storedBefore = routed("stored");
+            double routedWhenStored = oneByOne(publisher, "ros/plain/t", 20, in);
+            assertTrue(routedWhenStored > 0, "routed when Kafka confirmed them: " + routedWhenStored);
 
             publishAll(publisher, java.util.Collections.nCopies(MESSAGES, "ros/plain/t"),
                     java.util.Collections.nCopies(MESSAGES, false));
@@ -81,11 +109,48 @@ class RouteOnStoreTest {
                 assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
             }
             assertTrue(Received.nothingWithin(in, 500), "no message twice");
-            assertTrue(routed("stored") - storedBefore > 0,
-                    "some were routed when Kafka confirmed them: " + (routed("stored") - storedBefore));
             publisher.disconnect().get(10, TimeUnit.SECONDS);
         } finally {
             subscriber.disconnect();
+        }
+    }
+
+    /** A shared group whose members are on this node: each message reaches one member, once, in order. */
+    @Test
+    void aSharedGroupOfThisNodesSessionsGetsEachMessageOnceInOrder() throws Exception {
+        Mqtt5BlockingClient a = broker.connectedV5("ros-share-a");
+        Mqtt5BlockingClient b = broker.connectedV5("ros-share-b");
+        try (Mqtt5BlockingClient.Mqtt5Publishes inA = a.publishes(MqttGlobalPublishFilter.ALL);
+                Mqtt5BlockingClient.Mqtt5Publishes inB = b.publishes(MqttGlobalPublishFilter.ALL)) {
+            a.subscribeWith().topicFilter("$share/ros/ros/shared/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            b.subscribeWith().topicFilter("$share/ros/ros/shared/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            Mqtt5AsyncClient publisher = broker.connectedV5("ros-share-pub").toAsync();
+            double routedWhenStored = oneByOne(publisher, "ros/shared/t", 20, inA, inB);
+            assertTrue(routedWhenStored > 0, "routed when Kafka confirmed them: " + routedWhenStored);
+
+            publishAll(publisher, java.util.Collections.nCopies(MESSAGES, "ros/shared/t"),
+                    java.util.Collections.nCopies(MESSAGES, false));
+            List<Integer> gotA = new ArrayList<>();
+            List<Integer> gotB = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (gotA.size() + gotB.size() < MESSAGES && System.nanoTime() < deadline) {
+                inA.receive(5, TimeUnit.MILLISECONDS)
+                        .ifPresent(p -> gotA.add(ByteBuffer.wrap(p.getPayloadAsBytes()).getInt()));
+                inB.receive(5, TimeUnit.MILLISECONDS)
+                        .ifPresent(p -> gotB.add(ByteBuffer.wrap(p.getPayloadAsBytes()).getInt()));
+            }
+            assertTrue(Received.nothingWithin(inA, 300) && Received.nothingWithin(inB, 300), "no message twice");
+            List<Integer> all = new ArrayList<>(gotA);
+            all.addAll(gotB);
+            java.util.Collections.sort(all);
+            assertEquals(java.util.stream.IntStream.range(0, MESSAGES).boxed().toList(), all, "each once");
+            assertEquals(gotA.stream().sorted().toList(), gotA, "in order at each member");
+            assertEquals(gotB.stream().sorted().toList(), gotB, "in order at each member");
+            assertTrue(!gotA.isEmpty() && !gotB.isEmpty(), "both members got some: " + gotA.size() + "/" + gotB.size());
+            publisher.disconnect().get(10, TimeUnit.SECONDS);
+        } finally {
+            a.disconnect();
+            b.disconnect();
         }
     }
 
@@ -104,7 +169,6 @@ class RouteOnStoreTest {
             subscriber.subscribeWith().topicFilter("ros/mixed/#").qos(MqttQos.AT_LEAST_ONCE).send();
             device.subscribeWith().topicFilter("ros/mixed/queued").qos(MqttQos.AT_LEAST_ONCE).send();
             Mqtt5AsyncClient publisher = broker.connectedV5("ros-mixed-pub").toAsync();
-            double storedBefore = routed("stored");
             double readBefore = routed("read");
 
             List<String> topics = new ArrayList<>();
@@ -128,7 +192,6 @@ class RouteOnStoreTest {
                 Mqtt5Publish m = Received.next(queued);
                 assertEquals(expected, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "the DEVICE queue in order");
             }
-            assertTrue(routed("stored") - storedBefore > 0, "some routed when stored");
             assertTrue(routed("read") - readBefore >= toDevice.size(),
                     "at least those for the DEVICE queue routed when read back: " + (routed("read") - readBefore));
             assertEquals(0, broker.dropped("session_queue_full"));

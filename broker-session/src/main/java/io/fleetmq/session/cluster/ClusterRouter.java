@@ -151,9 +151,9 @@ public final class ClusterRouter {
     /**
      * Routes a message this node wrote as soon as Kafka confirmed the write (see {@link RoutingOrder}),
      * if nothing of it needs a write of its own: every subscriber it matches is a session of this node
-     * that takes it straight from its actor. A retained message (its retained record is written when
-     * it is read back), a match on another node, a persistent DEVICE or APPLICATION session or a
-     * shared subscription leaves it to the routing consumer. Runs on the producer's I/O thread, so
+     * that takes it straight from its actor, and each shared group's chosen member is such a session.
+     * A retained message (its retained record is written when it is read back), a match on another
+     * node, or a persistent DEVICE or APPLICATION session leaves it to the routing consumer. Runs on the producer's I/O thread, so
      * never blocks.
      *
      * @return whether the message is routed; false means nothing was done with it
@@ -166,21 +166,34 @@ public final class ClusterRouter {
         if (matches.isEmpty()) {
             return true;
         }
-        if (!matches.shared().isEmpty()) {
-            return false;
-        }
-        for (Subscription s : matches.direct()) {
+        List<Subscription> here = matches.direct();
+        for (Subscription s : here) {
             if (!nodeOf(s).equals(nodeId)) {
                 return false;
             }
         }
-        for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
+        for (Map.Entry<String, List<Subscription>> client : Matches.byClient(here).entrySet()) {
             if (application(client.getKey()) || queuedForDevice(client.getKey(), message, client.getValue())) {
                 return false;
             }
         }
+        if (!matches.shared().isEmpty()) {
+            here = new ArrayList<>(here);
+            for (List<Subscription> members : matches.shared().values()) {
+                if (applicationGroup(members)) {
+                    return false;
+                }
+                // The member the routing consumer would choose: the same position, the same member.
+                Subscription member = choose(members, partition, offset);
+                if (member == null || !nodeOf(member).equals(nodeId) || application(member.clientId())
+                        || queuedForDevice(member.clientId(), message, List.of(member))) {
+                    return false;
+                }
+                here.add(member);
+            }
+        }
         if (gate.admit(partition, offset)) {
-            deliverHere(message, matches.direct());
+            deliverHere(message, here);
         }
         return true;
     }
