@@ -44,7 +44,7 @@ class MetricsExportTest {
     private static final Set<String> ALLOWED_LABELS = Set.of(
             // fleetmq_*
             "node", "reason", "qos", "listener", "protocol", "dependency", "required", "op", "limit", "outcome",
-            "loop", "role", "partition", "type", "state", "provider", "result", "error", "topic_kind",
+            "loop", "role", "partition", "type", "state", "provider", "result", "error", "topic_kind", "when",
             // JVM, process and connection pool binders
             "area", "id", "level", "action", "cause", "gc", "pool");
     /**

@@ -25,9 +25,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Overload backpressure on a real node: with a delay of 1 ms every message that goes through Kafka
- * arrives late, so the node holds its publishers' PUBLISH packets again and again. They are held,
- * not lost: every one is acknowledged and delivered, in order, and the waits are counted.
+ * Overload backpressure on a real node: with a delay of 1 ms every message the routing consumer
+ * reads back from Kafka before routing it arrives late, so the node holds its publishers' PUBLISH
+ * packets again and again. They are held, not lost: every one is acknowledged and delivered, in
+ * order, and the waits are counted. A persistent DEVICE session subscribes too, so every message
+ * also goes to a queue and is routed by the consumer, not when its write is confirmed.
  */
 class PublishBackpressureTest {
 
@@ -52,6 +54,9 @@ class PublishBackpressureTest {
 
     @Test
     void heldPublishesAreAcknowledgedAndDeliveredInOrderAndTheWaitsAreCounted() throws Exception {
+        Mqtt5BlockingClient queued = broker.v5("bp-queued");
+        queued.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+        queued.subscribeWith().topicFilter("bp/#").qos(MqttQos.AT_LEAST_ONCE).send();
         Mqtt5BlockingClient subscriber = broker.connectedV5("bp-sub");
         try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL)) {
             subscriber.subscribeWith().topicFilter("bp/#").qos(MqttQos.AT_LEAST_ONCE).send();
@@ -78,5 +83,6 @@ class PublishBackpressureTest {
         assertTrue(waits > 0, "the publisher's PUBLISH packets waited: " + waits);
         assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
         assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+        queued.disconnect();
     }
 }
