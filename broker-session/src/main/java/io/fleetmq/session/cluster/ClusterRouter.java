@@ -153,8 +153,8 @@ public final class ClusterRouter {
      * if nothing of it needs a write of its own: every subscriber it matches is a session of this node
      * that takes it straight from its actor, and each shared group's chosen member is such a session.
      * A retained message (its retained record is written when it is read back), a match on another
-     * node, or a persistent DEVICE or APPLICATION session leaves it to the routing consumer. Runs on the producer's I/O thread, so
-     * never blocks.
+     * node, or a persistent DEVICE or APPLICATION session leaves it to the routing consumer. Runs on
+     * the producer's I/O thread, so never blocks.
      *
      * @return whether the message is routed; false means nothing was done with it
      */

@@ -1,10 +1,10 @@
 package io.fleetmq.session.cluster;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -17,8 +17,8 @@ import java.util.function.BooleanSupplier;
  * <p>For each partition this node owns it keeps {@code next}, the lowest offset not routed yet. A
  * confirmed write at offset {@code o} is routed at once only if {@code o == next} and the router can
  * route it entirely on its own ({@link #stored}); anything else (a write of another node, one stored
- * before an earlier record was routed, a message for a queue, another node or a shared group, a
- * retained message) is left to the routing consumer, which routes every record at or above
+ * before an earlier record was routed, a message for a queue, a backlog or another node, a retained
+ * message) is left to the routing consumer, which routes every record at or above
  * {@code next} and skips those below ({@link #read}). Until the consumer has read a record of a
  * newly owned partition {@code next} is unknown and nothing is routed early, so a node that takes
  * a partition over first reads what the previous owner handed it.
