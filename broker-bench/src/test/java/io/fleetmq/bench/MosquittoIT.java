@@ -103,15 +103,17 @@ class MosquittoIT {
         long delivered = 0;
         for (IntervalSample s : series) {
             assertTrue(s.delivered() > 0, context);
-            // Counter and histogram are read one after the other while deliveries go on.
-            assertEquals(s.delivered(), s.latency().count(), 5, context);
             assertTrue(s.latency().p99() >= s.latency().p50(), context);
             assertTrue(s.broker().rssBytes() > 0, context);
             assertEquals(ResourceSample.UNKNOWN, s.broker().heapBytes(), "no metrics URL given\n" + context);
             delivered += s.delivered();
         }
-        // Arrivals in the window, give or take the deliveries in flight at its two edges.
-        assertEquals(report.arrivalsInWindow(), delivered, 20, context);
+        // Arrivals in the window, give or take what arrived while the coordinator was late to open the
+        // series or to close it (it looks in on its own thread), plus the deliveries in flight at the edges.
+        IntervalSample first = series.get(0);
+        IntervalSample last = series.get(series.size() - 1);
+        double lateSeconds = Math.max(0, first.endSeconds() - first.seconds()) + Math.max(0, last.endSeconds() - 1.5);
+        assertEquals(report.arrivalsInWindow(), delivered, 20 + 400 * lateSeconds, context);
         assertTrue(ReportTable.render(report).contains("time series, every 0.5 s of the measured window"), context);
         assertTrue(JsonReport.line(report).contains("\"series\":[{\"t_s\":"), context);
     }

@@ -77,8 +77,11 @@ final class SoakSeries {
         recycled = stats.takeInterval(recycled);
         LatencySummary latency = LatencySummary.of(recycled);
         ResourceSample broker = probe.active() ? probe.sample() : ResourceSample.NONE;
+        // The interval's deliveries are counted by its own histogram, not by the delivery counter: the
+        // two cannot be read at one instant while event loops record, and an interval's count and its
+        // latency must describe the same deliveries.
         IntervalSample sample = new IntervalSample((now - phases.measureFrom()) / 1e9, (now - intervalStart) / 1e9,
-                c.publishedTotal() - last.publishedTotal(), c.deliveredTotal() - last.deliveredTotal(), latency, broker);
+                c.publishedTotal() - last.publishedTotal(), recycled.getTotalCount(), latency, broker);
         samples.add(sample);
         progress.printf(Locale.ROOT, "[interval %d, %.1f s] delivered %,.0f/s  p50 %.0f µs  p99 %.0f µs%s%n",
                 samples.size(), sample.endSeconds(), sample.deliveredPerSecond(), latency.p50() / 1e3,
