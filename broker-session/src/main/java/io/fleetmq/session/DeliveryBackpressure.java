@@ -36,7 +36,10 @@ import org.slf4j.LoggerFactory;
  *   <li>The delay runs from the message's receipt (its {@link BrokerMessage#createdAtMillis()}) to
  *   its arrival in the subscriber's session: Kafka, routing and the actors' turns. Time a message
  *   then waits for a client's receive window or socket does not count, so a slow or stalled
- *   subscriber slows no one but itself (its own queue bounds it).</li>
+ *   subscriber slows no one but itself (its own queue bounds it). For a connected persistent
+ *   DEVICE session, the arrival is the notice that the message is stored in its queue in Redis
+ *   ({@link DeviceQueueReader#queued}); entries it reads from the queue later waited for the client
+ *   and do not count.</li>
  *   <li>Only messages of publishers that have their session on this node count, so their receipt
  *   time is this node's own clock: another node's clock, set differently, cannot make this one
  *   hold its publishers.</li>

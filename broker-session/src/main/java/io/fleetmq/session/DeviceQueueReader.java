@@ -215,6 +215,13 @@ final class DeviceQueueReader {
         if (!active || !connection.isOnline()) {
             return; // offline: it waits in the queue
         }
+        DeliveryBackpressure backpressure = services.backpressure();
+        if (backpressure.enabled() && q.seq() != 0) {
+            // The notice comes when the entry is stored, whatever the client's window: how late it is
+            // measures the node's path to the queue (Kafka twice, routing, Redis), as a delivery's
+            // arrival does for a session without a queue. Entries read later waited for the client.
+            backpressure.arrived(q.message().message(), services.clock().getAsLong());
+        }
         if (q.seq() == 0) {
             behind = true;
             grewWhileReading |= reading;

@@ -29,8 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Overload backpressure on a real node: with a delay of 1 ms every message the routing consumer
  * reads back from Kafka before routing it arrives late, so the node holds its publishers' PUBLISH
  * packets again and again. They are held, not lost: every one is acknowledged and delivered, in
- * order, and the waits are counted. A persistent DEVICE session subscribes too, so every message
- * also goes to a queue and is routed by the consumer, not when its write is confirmed.
+ * order, and the waits are counted. In the first case a persistent DEVICE session subscribes too,
+ * so every message also goes to a queue and is routed by the consumer, not when its write is
+ * confirmed; in the second a persistent DEVICE session is the only subscriber.
  */
 class PublishBackpressureTest {
 
@@ -63,40 +64,71 @@ class PublishBackpressureTest {
         queued.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
         queued.subscribeWith().topicFilter("bp/#").qos(MqttQos.AT_LEAST_ONCE).send();
         Mqtt5BlockingClient subscriber = broker.connectedV5("bp-sub");
+        double waitsBefore = waits();
+        double lateBefore = late();
         try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL)) {
             subscriber.subscribeWith().topicFilter("bp/#").qos(MqttQos.AT_LEAST_ONCE).send();
-            Mqtt5AsyncClient publisher = broker.connectedV5("bp-pub").toAsync();
-
-            // The publisher keeps a window of PUBLISH packets in flight, so new ones keep reaching the
-            // node while late deliveries come in, and stops once one of them was held (the node is
-            // behind for only half the delay after a late arrival, so a burst sent at once could all
-            // be read before the first delivery is late).
-            List<CompletableFuture<Mqtt5PublishResult>> acks = new ArrayList<>();
-            Semaphore window = new Semaphore(WINDOW);
-            int sent = 0;
-            while (sent < MESSAGES || sent % 200 != 0 || (sent < MOST_MESSAGES && waits() == 0)) {
-                assertTrue(window.tryAcquire(2, TimeUnit.MINUTES), "a PUBACK within two minutes");
-                acks.add(publisher.publishWith().topic("bp/t").qos(MqttQos.AT_LEAST_ONCE)
-                        .payload(ByteBuffer.allocate(4).putInt(0, sent)).send()
-                        .whenComplete((r, e) -> window.release()));
-                sent++;
-            }
-            for (CompletableFuture<Mqtt5PublishResult> ack : acks) {
-                Mqtt5PublishResult.Mqtt5Qos1Result r = (Mqtt5PublishResult.Mqtt5Qos1Result) ack.get(2, TimeUnit.MINUTES);
-                assertEquals(Mqtt5PubAckReasonCode.SUCCESS, r.getPubAck().getReasonCode());
-            }
-            for (int i = 0; i < sent; i++) {
-                Mqtt5Publish m = Received.next(in);
-                assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
-            }
+            publishUntilHeld("bp-pub", "bp/t", in, waitsBefore);
         }
-        double late = broker.metric("fleetmq_publish_backpressure_late_total", null);
-        double waits = waits();
-        assertTrue(late > 0, "deliveries later than 1 ms were counted: " + late);
-        assertTrue(waits > 0, "the publisher's PUBLISH packets waited: " + waits);
+        assertTrue(late() > lateBefore, "deliveries later than 1 ms were counted: " + late());
+        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
         assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
         assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
         queued.disconnect();
+    }
+
+    /**
+     * A persistent DEVICE subscriber alone: its messages reach it through its queue in Redis, and
+     * the queue's notices arriving late hold the publisher as late deliveries do.
+     */
+    @Test
+    void lateDeviceQueueNoticesHoldThePublisher() throws Exception {
+        Mqtt5BlockingClient device = broker.v5("bq-device");
+        double waitsBefore = waits();
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = device.publishes(MqttGlobalPublishFilter.ALL)) {
+            device.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+            device.subscribeWith().topicFilter("bq/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            publishUntilHeld("bq-pub", "bq/t", in, waitsBefore);
+        }
+        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
+        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
+        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+        device.disconnect();
+    }
+
+    /**
+     * Publishes numbered QoS 1 messages with a window of PUBLISH packets in flight, so new ones keep
+     * reaching the node while late deliveries come in, and stops once one of them was held (the node
+     * is behind for only half the delay after a late arrival, so a burst sent at once could all be
+     * read before the first delivery is late). Then every one is acknowledged with success and
+     * arrives at {@code in} once, in order.
+     */
+    private static void publishUntilHeld(String clientId, String topic, Mqtt5BlockingClient.Mqtt5Publishes in,
+            double waitsBefore) throws Exception {
+        Mqtt5AsyncClient publisher = broker.connectedV5(clientId).toAsync();
+        List<CompletableFuture<Mqtt5PublishResult>> acks = new ArrayList<>();
+        Semaphore window = new Semaphore(WINDOW);
+        int sent = 0;
+        while (sent < MESSAGES || sent % 200 != 0 || (sent < MOST_MESSAGES && waits() <= waitsBefore)) {
+            assertTrue(window.tryAcquire(2, TimeUnit.MINUTES), "a PUBACK within two minutes");
+            acks.add(publisher.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE)
+                    .payload(ByteBuffer.allocate(4).putInt(0, sent)).send()
+                    .whenComplete((r, e) -> window.release()));
+            sent++;
+        }
+        for (CompletableFuture<Mqtt5PublishResult> ack : acks) {
+            Mqtt5PublishResult.Mqtt5Qos1Result r = (Mqtt5PublishResult.Mqtt5Qos1Result) ack.get(2, TimeUnit.MINUTES);
+            assertEquals(Mqtt5PubAckReasonCode.SUCCESS, r.getPubAck().getReasonCode());
+        }
+        for (int i = 0; i < sent; i++) {
+            Mqtt5Publish m = Received.next(in);
+            assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
+        }
+        publisher.disconnect().get(1, TimeUnit.MINUTES);
+    }
+
+    private static double late() {
+        return broker.metric("fleetmq_publish_backpressure_late_total", null);
     }
 
     private static double waits() {
