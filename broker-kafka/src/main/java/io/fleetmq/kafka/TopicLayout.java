@@ -22,7 +22,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -244,17 +244,19 @@ public final class TopicLayout {
         return await(request, what, settings.requestTimeout());
     }
 
-    /** Asks again, each time waiting the request timeout, while Kafka is still settling, for {@code total} at most. */
-    private <T> T await(Supplier<KafkaFuture<T>> request, String what, Duration total) {
+    /**
+     * Asks again, each time waiting the request timeout, while Kafka is still settling, for {@code total} at most.
+     * Settling shows as a retriable error: a topic not yet known to the broker asked, a leader not yet
+     * elected, or the admin client's own timeout when it could not find a node to send the call to
+     * ("Timed out waiting for a node assignment", which a busy controller causes for new topics).
+     */
+    <T> T await(Supplier<KafkaFuture<T>> request, String what, Duration total) {
         long deadline = System.nanoTime() + total.toNanos();
         while (true) {
             try {
                 return request.get().get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
-                boolean propagating = e.getCause() instanceof UnknownTopicOrPartitionException
-                        || e.getCause() instanceof org.apache.kafka.common.errors.LeaderNotAvailableException
-                        || e.getCause() instanceof org.apache.kafka.common.errors.NotLeaderOrFollowerException;
-                if (!propagating || System.nanoTime() > deadline) {
+                if (!(e.getCause() instanceof RetriableException) || System.nanoTime() > deadline) {
                     throw new IllegalStateException("cannot " + what + ": " + e.getCause().getMessage(), e.getCause());
                 }
                 sleepBriefly();

@@ -9,9 +9,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.internals.KafkaFutureImpl;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.junit.jupiter.api.AfterEach;
@@ -164,5 +168,40 @@ class TopicLayoutTest {
             assertEquals(false, status.up());
             assertTrue(status.detail().contains("127.0.0.1:1"), status.detail());
         }
+    }
+    /**
+     * A busy controller can leave the admin client without a node to send a call to until its own
+     * timeout ends ("Timed out waiting for a node assignment"): start-up asks again until its wait is
+     * over, but gives up at once on an error that asking again cannot cure.
+     */
+    @Test
+    void startUpAsksAgainAfterKafkaTimeoutsButNotAfterOtherErrors() {
+        TopicLayout layout = new TopicLayout(admin, settings, topics);
+        AtomicInteger asked = new AtomicInteger();
+        String answer = layout.await(() -> asked.incrementAndGet() <= 3
+                ? failed(new org.apache.kafka.common.errors.TimeoutException("Timed out waiting for a node assignment"))
+                : KafkaFuture.completedFuture("served"), "reach the leader of every partition", Duration.ofSeconds(30));
+        assertEquals("served", answer);
+        assertEquals(4, asked.get());
+
+        asked.set(0);
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> layout.await(() -> {
+            asked.incrementAndGet();
+            return failed(new TopicAuthorizationException("not allowed"));
+        }, "list topics", Duration.ofSeconds(30)));
+        assertEquals(1, asked.get(), "a non-retriable error is not asked again");
+        assertTrue(refused.getMessage().contains("cannot list topics: not allowed"), refused.getMessage());
+
+        IllegalStateException gaveUp = assertThrows(IllegalStateException.class, () -> layout.await(
+                () -> failed(new org.apache.kafka.common.errors.TimeoutException("no node")),
+                "reach the leader of every partition", Duration.ofMillis(300)));
+        assertTrue(gaveUp.getMessage().contains("cannot reach the leader of every partition: no node"),
+                gaveUp.getMessage());
+    }
+
+    private static <T> KafkaFuture<T> failed(Throwable cause) {
+        KafkaFutureImpl<T> future = new KafkaFutureImpl<>();
+        future.completeExceptionally(cause);
+        return future;
     }
 }
