@@ -93,22 +93,71 @@ public final class ClusterRouter {
         this.drops = drops;
     }
 
-    /** Routes the message stored at {@code offset} of {@code publish} partition {@code partition}. */
-    public void route(BrokerMessage message, int partition, long offset) {
-        Matches matches = subscriptions.match(message.topic());
-        if (matches.isEmpty()) {
-            return;
+    /**
+     * Where one message goes, worked out once from its matches by {@link #plan}: what
+     * {@link #route} carries out and {@link #routeHere} checks it can carry out on its own.
+     */
+    private static final class Plan {
+        /** Sessions of this node that take the message from their actor: one entry per copy. */
+        final List<Map.Entry<String, List<Subscription>>> here = new ArrayList<>(2);
+        /** Subscriptions of sessions on other nodes, by node; null while there are none. */
+        Map<String, List<Subscription>> otherNodes;
+        /** Writes to a DEVICE queue or an APPLICATION backlog, which this node then carries out; null while none. */
+        List<Runnable> writes;
+        /** Shared groups without a member that can take the message. */
+        int unserved;
+        /** The message's encoding, made by the first write and shared by all its records. */
+        final byte[][] encoded = new byte[1][];
+
+        boolean onlyHere() {
+            return otherNodes == null && writes == null && unserved == 0;
         }
-        byte[][] encoded = new byte[1][]; // the message's encoding, made once for all its records
-        Map<String, List<Subscription>> byNode = new HashMap<>(4);
+
+        void write(Runnable w) {
+            if (writes == null) {
+                writes = new ArrayList<>(2);
+            }
+            writes.add(w);
+        }
+
+        void toNode(String node, Subscription s) {
+            if (otherNodes == null) {
+                otherNodes = new HashMap<>(4);
+            }
+            otherNodes.computeIfAbsent(node, n -> new ArrayList<>()).add(s);
+        }
+    }
+
+    /**
+     * Classifies every match of {@code message}: a persistent APPLICATION session or shared group gets
+     * it through its backlog topic, a persistent DEVICE session through its queue, any other session
+     * from its actor here or through its node's downlink. Decides nothing it carries out: the writes
+     * are planned, not sent.
+     */
+    private Plan plan(BrokerMessage message, Matches matches, int partition, long offset) {
+        Plan plan = new Plan();
+        byte[][] encoded = plan.encoded;
         for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
-            if (application(client.getKey())) {
-                toApplication(client.getKey(), new Downlink(partition, offset, message, client.getValue()), encoded);
-            } else if (queuedForDevice(client.getKey(), message, client.getValue())) {
-                toDeviceQueue(client.getKey(), new Downlink(partition, offset, message, client.getValue()), encoded);
+            String clientId = client.getKey();
+            List<Subscription> subs = client.getValue();
+            if (application(clientId)) {
+                plan.write(() -> toApplication(clientId, new Downlink(partition, offset, message, subs), encoded));
+            } else if (queuedForDevice(clientId, message, subs)) {
+                plan.write(() -> toDeviceQueue(clientId, new Downlink(partition, offset, message, subs), encoded));
+            } else if (allHere(subs)) {
+                plan.here.add(client);
             } else {
-                for (Subscription s : client.getValue()) {
-                    byNode.computeIfAbsent(nodeOf(s), n -> new ArrayList<>()).add(s);
+                // Its subscriptions name more than one node while its session moves: each gets its own.
+                List<Subscription> here = new ArrayList<>(subs.size());
+                for (Subscription s : subs) {
+                    if (nodeOf(s).equals(nodeId)) {
+                        here.add(s);
+                    } else {
+                        plan.toNode(nodeOf(s), s);
+                    }
+                }
+                if (!here.isEmpty()) {
+                    plan.here.add(Map.entry(clientId, here));
                 }
             }
         }
@@ -116,29 +165,63 @@ public final class ClusterRouter {
             if (applicationGroup(group.getValue())) {
                 // The reading member delivers with its own subscription, so the record carries one
                 // member, not the whole group: a group of thousands must not make it too large.
-                toSharedApplication(group.getKey(),
-                        new Downlink(partition, offset, message, List.of(group.getValue().get(0))), encoded);
+                List<Subscription> reader = List.of(group.getValue().get(0));
+                plan.write(() -> toSharedApplication(group.getKey(), new Downlink(partition, offset, message, reader),
+                        encoded));
                 continue;
             }
             Subscription member = choose(group.getValue(), partition, offset);
             if (member == null) {
-                drops.count(MessageDrops.Reason.NO_SESSION, null, message.topic());
-            } else if (application(member.clientId())) {
-                toApplication(member.clientId(), new Downlink(partition, offset, message, List.of(member)), encoded);
-            } else if (queuedForDevice(member.clientId(), message, List.of(member))) {
-                toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, List.of(member)), encoded);
+                plan.unserved++;
+                continue;
+            }
+            List<Subscription> one = List.of(member);
+            if (application(member.clientId())) {
+                plan.write(() -> toApplication(member.clientId(), new Downlink(partition, offset, message, one), encoded));
+            } else if (queuedForDevice(member.clientId(), message, one)) {
+                plan.write(() -> toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, one), encoded));
+            } else if (nodeOf(member).equals(nodeId)) {
+                // A shared subscription gets its own copy, also when the client has a plain one (4.8.2).
+                plan.here.add(Map.entry(member.clientId(), one));
             } else {
-                byNode.computeIfAbsent(nodeOf(member), n -> new ArrayList<>()).add(member);
+                plan.toNode(nodeOf(member), member);
             }
         }
-        for (Map.Entry<String, List<Subscription>> e : byNode.entrySet()) {
+        return plan;
+    }
+
+    private boolean allHere(List<Subscription> subs) {
+        for (Subscription s : subs) {
+            if (!nodeOf(s).equals(nodeId)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Routes the message stored at {@code offset} of {@code publish} partition {@code partition}. */
+    public void route(BrokerMessage message, int partition, long offset) {
+        Matches matches = subscriptions.match(message.topic());
+        if (matches.isEmpty()) {
+            return;
+        }
+        Plan plan = plan(message, matches, partition, offset);
+        if (plan.writes != null) {
+            plan.writes.forEach(Runnable::run);
+        }
+        for (int i = 0; i < plan.unserved; i++) {
+            drops.count(MessageDrops.Reason.NO_SESSION, null, message.topic());
+        }
+        if (!plan.here.isEmpty() && gate.admit(partition, offset)) {
+            deliverCopies(message, plan.here);
+        }
+        if (plan.otherNodes == null) {
+            return;
+        }
+        for (Map.Entry<String, List<Subscription>> e : plan.otherNodes.entrySet()) {
             String node = e.getKey();
-            if (node.equals(nodeId)) {
-                if (gate.admit(partition, offset)) {
-                    deliverHere(message, e.getValue());
-                }
-            } else if (membership.isAlive(node)) {
-                send(node, new Downlink(partition, offset, message, e.getValue()), encoded);
+            if (membership.isAlive(node)) {
+                send(node, new Downlink(partition, offset, message, e.getValue()), plan.encoded);
             } else {
                 // Its sessions' messages wait for nobody until they reconnect elsewhere.
                 for (String clientId : Matches.byClient(e.getValue()).keySet()) {
@@ -166,34 +249,12 @@ public final class ClusterRouter {
         if (matches.isEmpty()) {
             return true;
         }
-        List<Subscription> here = matches.direct();
-        for (Subscription s : here) {
-            if (!nodeOf(s).equals(nodeId)) {
-                return false;
-            }
-        }
-        for (Map.Entry<String, List<Subscription>> client : Matches.byClient(here).entrySet()) {
-            if (application(client.getKey()) || queuedForDevice(client.getKey(), message, client.getValue())) {
-                return false;
-            }
-        }
-        if (!matches.shared().isEmpty()) {
-            here = new ArrayList<>(here);
-            for (List<Subscription> members : matches.shared().values()) {
-                if (applicationGroup(members)) {
-                    return false;
-                }
-                // The member the routing consumer would choose: the same position, the same member.
-                Subscription member = choose(members, partition, offset);
-                if (member == null || !nodeOf(member).equals(nodeId) || application(member.clientId())
-                        || queuedForDevice(member.clientId(), message, List.of(member))) {
-                    return false;
-                }
-                here.add(member);
-            }
+        Plan plan = plan(message, matches, partition, offset);
+        if (!plan.onlyHere()) {
+            return false;
         }
         if (gate.admit(partition, offset)) {
-            deliverHere(message, here);
+            deliverCopies(message, plan.here);
         }
         return true;
     }
@@ -344,16 +405,23 @@ public final class ClusterRouter {
      * shared subscription gets its own copy, also when the same client has a plain one (4.8.2).
      */
     private void deliverHere(BrokerMessage message, List<Subscription> matched) {
+        List<Map.Entry<String, List<Subscription>>> copies = new ArrayList<>(matched.size());
         List<Subscription> plain = new ArrayList<>(matched.size());
         for (Subscription s : matched) {
             if (s.isShared()) {
-                deliverTo(s.clientId(), message, List.of(s));
+                copies.add(Map.entry(s.clientId(), List.of(s)));
             } else {
                 plain.add(s);
             }
         }
-        for (Map.Entry<String, List<Subscription>> e : Matches.byClient(plain).entrySet()) {
-            deliverTo(e.getKey(), message, e.getValue());
+        copies.addAll(Matches.byClient(plain).entrySet());
+        deliverCopies(message, copies);
+    }
+
+    /** Each entry is one copy for one session of this node, with the subscriptions it matched. */
+    private void deliverCopies(BrokerMessage message, List<Map.Entry<String, List<Subscription>>> copies) {
+        for (Map.Entry<String, List<Subscription>> copy : copies) {
+            deliverTo(copy.getKey(), message, copy.getValue());
         }
     }
 
