@@ -115,13 +115,17 @@ public final class DeviceQueues {
               each('HSET', KEYS[2], data)
               local over = redis.call('ZCARD', KEYS[5]) - window
               if over > 0 then
+                local left = {}
                 for _, m in ipairs(redis.call('ZRANGE', KEYS[5], 0, over - 1)) do
                   local colon = string.find(m, ':', 1, true)
                   local p = string.sub(m, 1, colon - 1)
                   local o = tonumber(string.sub(m, colon + 1))
-                  if o > tonumber(redis.call('HGET', KEYS[3], 'w' .. p) or '-1') then
-                    redis.call('HSET', KEYS[3], 'w' .. p, o)
-                  end
+                  if left[p] == nil or o > left[p] then left[p] = o end
+                end
+                for p, o in pairs(left) do
+                  local w = forgotten[p]
+                  if w == nil then w = tonumber(redis.call('HGET', KEYS[3], 'w' .. p) or '-1') end
+                  if o > w then redis.call('HSET', KEYS[3], 'w' .. p, o) end
                 end
                 redis.call('ZREMRANGEBYRANK', KEYS[5], 0, over - 1)
               end
@@ -137,7 +141,7 @@ public final class DeviceQueues {
               end
             end
             for k = 1, 5 do
-              if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
+              redis.call('PEXPIRE', KEYS[k], ARGV[2]) -- a missing key stays missing
             end
             out[#out + 1] = redis.call('HGET', KEYS[3], 'r') or ''
             return out

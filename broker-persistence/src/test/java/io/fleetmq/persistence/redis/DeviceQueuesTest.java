@@ -155,6 +155,49 @@ class DeviceQueuesTest {
         assertEquals(false, await(big.append(c, 0, 1000 + DeviceQueues.SEEN_WINDOW + 11, b("next"))).duplicate());
     }
 
+    /**
+     * Positions of several partitions leave the window together, in calls that hold both partitions
+     * and in calls that hold only one: each partition's mark becomes the highest of its own
+     * positions that left, never another partition's.
+     */
+    @Test
+    void positionsOfSeveralPartitionsLeaveTheWindowEachToItsOwnMark() {
+        DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
+                Duration.ofMinutes(10));
+        String c = "dev-window-partitions";
+        // Odd offsets only (partition 1's 10,000 higher), partitions 0 and 1 alternating, 50 per
+        // call: 1,200 positions, so the oldest 176 (the first 88 of each partition) leave the window.
+        List<DeviceQueues.Item> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < 600; i++) {
+            calls.add(new DeviceQueues.Item(0, 2 * i + 1, b("p0-" + i)));
+            calls.add(new DeviceQueues.Item(1, 10_000 + 2 * i + 1, b("p1-" + i)));
+            if (calls.size() == 50) {
+                assertTrue(await(big.appendAll(c, calls)).items().stream().noneMatch(DeviceQueues.Appended::duplicate));
+                calls.clear();
+            }
+        }
+        assertEquals(true, await(big.append(c, 0, 174, b("x"))).duplicate(), "below partition 0's mark, 175");
+        assertEquals(false, await(big.append(c, 0, 176, b("x"))).duplicate(), "above partition 0's mark");
+        assertEquals(true, await(big.append(c, 0, 301, b("x"))).duplicate(), "partition 0, in the window");
+        assertEquals(true, await(big.append(c, 1, 10_174, b("x"))).duplicate(), "below partition 1's mark, 10,175");
+        assertEquals(false, await(big.append(c, 1, 10_176, b("x"))).duplicate(), "above partition 1's mark");
+        assertEquals(true, await(big.append(c, 1, 10_301, b("x"))).duplicate(), "partition 1, in the window");
+
+        // 102 more of partition 0 alone push out the next 51 of each partition (the two appended
+        // above took the place of one of each): partition 1's mark moves to 10,279 in calls that do
+        // not name partition 1.
+        for (int i = 600; i < 702; i += 51) {
+            for (int k = i; k < i + 51; k++) {
+                calls.add(new DeviceQueues.Item(0, 2 * k + 1, b("p0-" + k)));
+            }
+            assertTrue(await(big.appendAll(c, calls)).items().stream().noneMatch(DeviceQueues.Appended::duplicate));
+            calls.clear();
+        }
+        assertEquals(true, await(big.append(c, 1, 10_278, b("x"))).duplicate(), "below partition 1's new mark");
+        assertEquals(false, await(big.append(c, 1, 10_280, b("x"))).duplicate(), "above partition 1's new mark");
+        assertEquals(true, await(big.append(c, 1, 10_301, b("x"))).duplicate(), "partition 1, still in the window");
+    }
+
     @Test
     void beyondTheLimitTheOldestGoesAndIsCounted() {
         String c = "dev-limit";
