@@ -70,6 +70,19 @@ class EmbeddedRedisServerTest {
 
     @ParameterizedTest(name = "{0} binary")
     @ValueSource(strings = {"bundled", "system"})
+    void keepsEveryWriteInTheAppendOnlyFileAndRewritesItFrom256Megabytes(String binary) {
+        server = start(binary);
+        try (StatefulRedisConnection<String, String> connection = client.connect(RedisURI.create(server.url()))) {
+            var commands = connection.sync();
+            assertEquals("yes", commands.configGet("appendonly").get("appendonly"));
+            assertEquals("everysec", commands.configGet("appendfsync").get("appendfsync"));
+            assertEquals(Long.toString(256L << 20),
+                    commands.configGet("auto-aof-rewrite-min-size").get("auto-aof-rewrite-min-size"));
+        }
+    }
+
+    @ParameterizedTest(name = "{0} binary")
+    @ValueSource(strings = {"bundled", "system"})
     void sigtermStopsTheServerAndKeepsItsWrites(String binary) {
         server = start(binary);
         write("kept through SIGTERM");
