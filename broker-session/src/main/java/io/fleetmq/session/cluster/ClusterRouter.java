@@ -131,13 +131,20 @@ public final class ClusterRouter {
     /**
      * Classifies every match of {@code message}: a persistent APPLICATION session or shared group gets
      * it through its backlog topic, a persistent DEVICE session through its queue, any other session
-     * from its actor here or through its node's downlink. Decides nothing it carries out: the writes
-     * are planned, not sent.
+     * from its actor here or through its node's downlink. Carries nothing out: the writes are planned,
+     * not sent.
+     *
+     * @param hereOnly stop, and answer null, after the first match that is not a session of this node taking
+     *                 the message from its actor: {@link #routeHere} then leaves the message to the
+     *                 routing consumer, and must not plan a large fan-out on the producer's thread
      */
-    private Plan plan(BrokerMessage message, Matches matches, int partition, long offset) {
+    private Plan plan(BrokerMessage message, Matches matches, int partition, long offset, boolean hereOnly) {
         Plan plan = new Plan();
         byte[][] encoded = plan.encoded;
         for (Map.Entry<String, List<Subscription>> client : Matches.byClient(matches.direct()).entrySet()) {
+            if (hereOnly && !plan.onlyHere()) {
+                return null;
+            }
             String clientId = client.getKey();
             List<Subscription> subs = client.getValue();
             if (application(clientId)) {
@@ -162,6 +169,9 @@ public final class ClusterRouter {
             }
         }
         for (Map.Entry<SharedGroupKey, List<Subscription>> group : matches.shared().entrySet()) {
+            if (hereOnly && !plan.onlyHere()) {
+                return null;
+            }
             if (applicationGroup(group.getValue())) {
                 // The reading member delivers with its own subscription, so the record carries one
                 // member, not the whole group: a group of thousands must not make it too large.
@@ -205,7 +215,7 @@ public final class ClusterRouter {
         if (matches.isEmpty()) {
             return;
         }
-        Plan plan = plan(message, matches, partition, offset);
+        Plan plan = plan(message, matches, partition, offset, false);
         if (plan.writes != null) {
             plan.writes.forEach(Runnable::run);
         }
@@ -249,8 +259,8 @@ public final class ClusterRouter {
         if (matches.isEmpty()) {
             return true;
         }
-        Plan plan = plan(message, matches, partition, offset);
-        if (!plan.onlyHere()) {
+        Plan plan = plan(message, matches, partition, offset, true);
+        if (plan == null || !plan.onlyHere()) {
             return false;
         }
         if (gate.admit(partition, offset)) {
