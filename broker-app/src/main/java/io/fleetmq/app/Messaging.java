@@ -108,6 +108,8 @@ final class Messaging implements AutoCloseable {
     private final MeterRegistry meters;
     /** Gauges bound to this incarnation's objects, removed when it is fenced or closed. */
     private final java.util.List<Gauge> gauges = new java.util.ArrayList<>();
+    /** Holds this node's publishers while deliveries are late, or a DEVICE queue write stalls. */
+    private final DeliveryBackpressure backpressure;
     private NodeInbox inbox;
     private final SessionsAdapter sessionsView;
     private volatile boolean fenced;
@@ -175,7 +177,7 @@ final class Messaging implements AutoCloseable {
         // thread until it takes them (counted in fleetmq_redis_errors_total).
         DeviceQueues deviceQueues = new DeviceQueues(redis.binaryCommands(), kafka.settings().topicPrefix(),
                 config.deviceQueueLimit(), config.deviceQueueTtl(), timers, meters);
-        DeliveryBackpressure backpressure = new DeliveryBackpressure(config.publishBackpressureDelay(),
+        this.backpressure = new DeliveryBackpressure(config.publishBackpressureDelay(),
                 config.publishBackpressureMaxWait(), timers, System::nanoTime, meters);
         SessionServices services = new SessionServices(nodeId, config.mqttLimits(), publishLog,
                 retainedStore, subscriptions, retained, actorPool, timers, meters, drops, System::currentTimeMillis,
@@ -276,7 +278,7 @@ final class Messaging implements AutoCloseable {
         timers.scheduleWithFixedDelay(sweeper::sweep, sweepEvery, sweepEvery, java.util.concurrent.TimeUnit.MILLISECONDS);
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
-                topics, drops, requestTimeout, nodeId, this::command);
+                topics, drops, requestTimeout, nodeId, this::command, backpressure);
         devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
                 queueWriter::handle, GroupConsumer.Hooks.none()

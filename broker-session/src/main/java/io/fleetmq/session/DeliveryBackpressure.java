@@ -46,6 +46,14 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * Nothing is refused or dropped: publishers wait. {@code maxWait} bounds a wait, so no combination
  * of clients can stop a publisher for good.
+ *
+ * <p>A step of the pipeline that works on batches can stall with nothing arriving at all: while
+ * Redis rewrites its append-only file, say, a DEVICE queue write may take a second, and no late
+ * arrival says so until it completes. Such a step is a {@link Stage}: while it works on a message
+ * of this node's publishers received more than the delay ago, the node is behind as if that message
+ * had arrived late. A stage counts for at most {@code maxWait} past the delay: a step stuck longer
+ * than that is away rather than slow (its messages wait, stored, until it is back), and holding the
+ * publishers longer would bring nothing to a subscriber sooner.
  */
 public final class DeliveryBackpressure {
 
@@ -69,6 +77,11 @@ public final class DeliveryBackpressure {
     private final long delayMillis;
     private final long delayNanos;
     private final long maxWaitNanos;
+    /** How old a stage's oldest message may be and still hold publishers: the delay plus the longest wait. */
+    private final long stallCapMillis;
+    private final LongSupplier wallMillis;
+    /** The stages of {@link #stage}; replaced, never changed, so {@link #behind} reads it without a lock. */
+    private volatile Stage[] stages = new Stage[0];
     private final long tickNanos;
     private final long staleNanos;
     private final ScheduledExecutorService timers;
@@ -79,6 +92,7 @@ public final class DeliveryBackpressure {
     private final Counter late;
     private final Counter caughtUp;
     private final Counter timedOut;
+    private final Counter stalls;
     private volatile Predicate<String> localPublisher = id -> false;
     /** When a delivery last came late. */
     private volatile long lastLateNanos;
@@ -89,6 +103,8 @@ public final class DeliveryBackpressure {
         this.delayMillis = 0;
         this.delayNanos = 0;
         this.maxWaitNanos = 0;
+        this.stallCapMillis = 0;
+        this.wallMillis = System::currentTimeMillis;
         this.tickNanos = 0;
         this.staleNanos = 0;
         this.timers = null;
@@ -96,6 +112,7 @@ public final class DeliveryBackpressure {
         this.late = null;
         this.caughtUp = null;
         this.timedOut = null;
+        this.stalls = null;
     }
 
     /**
@@ -106,12 +123,23 @@ public final class DeliveryBackpressure {
      */
     public DeliveryBackpressure(Duration delay, Duration maxWait, ScheduledExecutorService timers,
             LongSupplier nanos, MeterRegistry meters) {
+        this(delay, maxWait, timers, nanos, System::currentTimeMillis, meters);
+    }
+
+    /**
+     * @param wallMillis the wall clock, as {@link BrokerMessage#createdAtMillis()}: how old the
+     *                   messages a {@link Stage} works on are
+     */
+    public DeliveryBackpressure(Duration delay, Duration maxWait, ScheduledExecutorService timers,
+            LongSupplier nanos, LongSupplier wallMillis, MeterRegistry meters) {
         if (delay.isNegative() || maxWait.isNegative()) {
             throw new IllegalArgumentException("negative delay or wait");
         }
         this.delayMillis = Math.max(delay.isZero() ? 0 : 1, delay.toMillis());
         this.delayNanos = delay.toNanos();
         this.maxWaitNanos = maxWait.toNanos();
+        this.stallCapMillis = delayMillis + maxWait.toMillis();
+        this.wallMillis = wallMillis;
         // Waiters are looked at ten times per delay: a wait ends at most a tenth of it late.
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), delayNanos / 10);
         this.staleNanos = delayNanos / 2;
@@ -123,6 +151,11 @@ public final class DeliveryBackpressure {
                 .register(meters);
         this.caughtUp = waits(meters, "caught_up");
         this.timedOut = waits(meters, "max_wait");
+        this.stalls = Counter.builder("fleetmq.publish.backpressure.stalls")
+                .description("Times a step of the delivery pipeline (writing DEVICE queues to Redis) worked on a "
+                        + "message of this node's publishers for longer than mqtt.publish-backpressure-delay "
+                        + "with nothing arriving meanwhile")
+                .register(meters);
     }
 
     /** Registers the gauges of this incarnation of the node; the caller removes them when it ends. */
@@ -180,12 +213,87 @@ public final class DeliveryBackpressure {
     }
 
     /**
-     * Whether the newest arrival of a message of this node's publishers was late, and recent: new
-     * PUBLISH packets wait meanwhile. Without arrivals for half the delay the node is not behind
-     * (nothing is left in the pipeline to be late).
+     * Whether the newest arrival of a message of this node's publishers was late, and recent, or a
+     * {@link Stage} has been working on such a message since more than the delay after its receipt:
+     * new PUBLISH packets wait meanwhile. Without arrivals for half the delay, and with no stage
+     * stalled, the node is not behind (nothing is left in the pipeline to be late).
      */
     public boolean behind() {
-        return lateNow && nanos.getAsLong() - lastLateNanos < staleNanos;
+        return lateNow && nanos.getAsLong() - lastLateNanos < staleNanos || stalled();
+    }
+
+    /** Whether a stage works on a message received more than the delay ago (and not too long ago). */
+    private boolean stalled() {
+        Stage[] all = stages;
+        long now = Long.MIN_VALUE;
+        for (Stage stage : all) {
+            long oldest = stage.oldestMillis;
+            if (oldest == Stage.IDLE) {
+                continue;
+            }
+            if (now == Long.MIN_VALUE) {
+                now = wallMillis.getAsLong();
+            }
+            long age = now - oldest;
+            if (age > delayMillis && age <= stallCapMillis) {
+                if (stage.counted.compareAndSet(false, true)) {
+                    stalls.increment();
+                }
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A new step between the receipt of messages and their arrival, one that works on batches (see
+     * the class comment). Steps of a node that never holds publishers are not watched.
+     */
+    public synchronized Stage stage() {
+        Stage stage = new Stage();
+        if (enabled()) {
+            Stage[] more = java.util.Arrays.copyOf(stages, stages.length + 1);
+            more[more.length - 1] = stage;
+            stages = more;
+        }
+        return stage;
+    }
+
+    /**
+     * One step that works on batches of messages, driven by one thread: it tells {@link #working}
+     * for each message of a batch as it takes it on, and {@link #done} once the batch is through. A
+     * batch that failed and is taken on again keeps the receipt of its oldest message.
+     */
+    public final class Stage {
+
+        static final long IDLE = Long.MAX_VALUE;
+
+        /** The receipt (wall clock) of the oldest message of this node's publishers under way, or IDLE. */
+        private volatile long oldestMillis = IDLE;
+        /** Whether this batch's stall was counted. */
+        private final AtomicBoolean counted = new AtomicBoolean();
+
+        private Stage() {
+        }
+
+        /** The step took {@code m} on. Cheap: the predicate is asked only about a message older than all before it. */
+        public void working(BrokerMessage m) {
+            if (delayMillis == 0) {
+                return;
+            }
+            long receipt = m.createdAtMillis();
+            if (receipt < oldestMillis && localPublisher.test(m.publisherId())) {
+                oldestMillis = receipt;
+            }
+        }
+
+        /** Everything taken on so far is through: nothing is under way. */
+        public void done() {
+            if (oldestMillis != IDLE) {
+                oldestMillis = IDLE;
+                counted.set(false);
+            }
+        }
     }
 
     /**

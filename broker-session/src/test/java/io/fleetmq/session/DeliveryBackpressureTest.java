@@ -95,6 +95,82 @@ class DeliveryBackpressureTest {
         assertEquals(0, waits("caught_up"));
     }
 
+    /** The wall clock of {@link #staged}: {@link #NOW} when the test begins, moving with the timers. */
+    private long wallMillis() {
+        return NOW + TimeUnit.NANOSECONDS.toMillis(timers.nanoTime());
+    }
+
+    private DeliveryBackpressure staged() {
+        DeliveryBackpressure s = new DeliveryBackpressure(Duration.ofMillis(100), Duration.ofSeconds(1), timers,
+                timers::nanoTime, this::wallMillis, meters);
+        s.localPublishers(Set.of("local")::contains);
+        return s;
+    }
+
+    @Test
+    void aStageWorkingOnAMessageOfThisNodeLongerThanTheDelayHoldsPublishersWithNothingArriving() {
+        DeliveryBackpressure s = staged();
+        DeliveryBackpressure.Stage stage = s.stage();
+        long start = wallMillis();
+        stage.working(from("elsewhere", start - 5_000));
+        stage.working(from("local", start));
+        stage.working(from("local", start + 1)); // newer: the oldest stays the measure
+        timers.advance(100, TimeUnit.MILLISECONDS);
+        assertFalse(s.behind(), "exactly the delay is not yet a stall");
+        timers.advance(1, TimeUnit.MILLISECONDS);
+        assertTrue(s.behind(), "under way for longer than the delay, nothing arrived meanwhile");
+        timers.advance(500, TimeUnit.MILLISECONDS);
+        assertTrue(s.behind(), "still stalled: arrivals going quiet do not release it");
+        assertEquals(1, meters.get("fleetmq.publish.backpressure.stalls").counter().count(), "one stall, once");
+
+        s.await(resumed::add);
+        stage.done();
+        timers.advance(10, TimeUnit.MILLISECONDS);
+        assertFalse(s.behind());
+        assertEquals(List.of(false), resumed, "released once the batch went through");
+    }
+
+    @Test
+    void aBatchReadAgainAfterAFailureKeepsItsOldestReceipt() {
+        DeliveryBackpressure s = staged();
+        DeliveryBackpressure.Stage stage = s.stage();
+        long first = wallMillis();
+        stage.working(from("local", first));
+        timers.advance(60, TimeUnit.MILLISECONDS);
+        stage.working(from("local", first)); // read again; nothing new is older
+        stage.working(from("local", wallMillis()));
+        timers.advance(41, TimeUnit.MILLISECONDS);
+        assertTrue(s.behind(), "measured from the first reading's oldest message");
+    }
+
+    @Test
+    void aStageStuckLongerThanTheDelayAndTheLongestWaitIsAwayAndHoldsNoOne() {
+        DeliveryBackpressure s = staged();
+        DeliveryBackpressure.Stage stage = s.stage();
+        stage.working(from("local", wallMillis()));
+        timers.advance(1_100, TimeUnit.MILLISECONDS);
+        assertTrue(s.behind(), "the delay plus the longest wait: still counted");
+        timers.advance(1, TimeUnit.MILLISECONDS);
+        assertFalse(s.behind(), "stuck for longer: its messages wait, stored, and publishers go on");
+
+        stage.done();
+        stage.working(from("local", wallMillis() - 5_000));
+        assertFalse(s.behind(), "a batch whose oldest message is that old already is no stall either");
+    }
+
+    @Test
+    void stagesOfANodeThatNeverHoldsPublishersAreNotWatched() {
+        DeliveryBackpressure off = new DeliveryBackpressure(Duration.ZERO, Duration.ofSeconds(1), timers,
+                timers::nanoTime, this::wallMillis, meters);
+        off.localPublishers(id -> true);
+        DeliveryBackpressure.Stage stage = off.stage();
+        stage.working(from("local", wallMillis() - 200)); // late enough, and not too late, to hold if watched
+        assertFalse(off.behind());
+        DeliveryBackpressure.Stage shared = DeliveryBackpressure.OFF.stage();
+        shared.working(from("local", System.currentTimeMillis() - 200));
+        assertFalse(DeliveryBackpressure.OFF.behind());
+    }
+
     @Test
     void offNeverHoldsAnyone() {
         DeliveryBackpressure off = new DeliveryBackpressure(Duration.ZERO, Duration.ofSeconds(1), timers,

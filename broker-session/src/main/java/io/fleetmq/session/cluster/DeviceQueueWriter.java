@@ -8,6 +8,7 @@ import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.persistence.redis.DeviceQueues;
+import io.fleetmq.session.DeliveryBackpressure;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.QueueReaderTag;
 import java.time.Duration;
@@ -47,6 +48,8 @@ public final class DeviceQueueWriter {
     private final Duration timeout;
     private final String nodeId;
     private final Consumer<NodeCommand> localCommands;
+    /** Tells overload backpressure what the writer works on: a Redis write can stall with nothing arriving. */
+    private final DeliveryBackpressure.Stage stage;
     /** Most messages, and bytes, in one append script. */
     static final int CHUNK_MESSAGES = 128;
     static final long CHUNK_BYTES = 4L << 20;
@@ -64,6 +67,15 @@ public final class DeviceQueueWriter {
     public DeviceQueueWriter(DeviceQueues queues, SessionDirectory directory, Membership membership,
             ClusterProducer producer, BrokerTopics topics, MessageDrops drops, Duration timeout, String nodeId,
             Consumer<NodeCommand> localCommands) {
+        this(queues, directory, membership, producer, topics, drops, timeout, nodeId, localCommands,
+                DeliveryBackpressure.OFF);
+    }
+
+    /** @param backpressure held up by the writes while one stalls (see {@link DeliveryBackpressure.Stage}) */
+    public DeviceQueueWriter(DeviceQueues queues, SessionDirectory directory, Membership membership,
+            ClusterProducer producer, BrokerTopics topics, MessageDrops drops, Duration timeout, String nodeId,
+            Consumer<NodeCommand> localCommands, DeliveryBackpressure backpressure) {
+        this.stage = backpressure.stage();
         this.nodeId = nodeId;
         this.localCommands = localCommands;
         this.queues = queues;
@@ -80,6 +92,7 @@ public final class DeviceQueueWriter {
         if (d.matched().isEmpty()) {
             return;
         }
+        stage.working(d.message());
         batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(d);
     }
 
@@ -201,7 +214,11 @@ public final class DeviceQueueWriter {
             }
         }
         inFlight.clear();
-        if (!ok) {
+        if (ok) {
+            stage.done();
+        } else {
+            // The batch is read again: its oldest message stays under way, so a Redis that stalls
+            // or is away keeps this node's publishers held (for as long as the stage counts).
             try {
                 Thread.sleep(500); // Redis is away: do not spin
             } catch (InterruptedException e) {
