@@ -11,7 +11,8 @@
 # "config set auto-aof-rewrite-percentage 0"). Needs curl, python3, redis-cli and a built tree.
 # Ports: MQTT 28883, admin HTTP 28083, embedded 28092/28093/28379/28432. Output: OUT/r<n>.txt (the
 # generator's report, with its per-second series), OUT/samples.txt, OUT/runs.txt (one line per
-# run) and OUT/redis-persistence.txt (Redis' INFO persistence and forks at the end).
+# run) and OUT/redis-persistence.txt (Redis' INFO persistence and forks at the end). The samples'
+# `stalls` is fleetmq_publish_backpressure_stalls_total (absent before the node counted stalls).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . broker-bench/lib.sh
@@ -34,9 +35,10 @@ if [ -n "${REDIS_CMD:-}" ]; then redis-cli -p 28379 $REDIS_CMD; fi
     lag=$(echo "$m" | awk '/^fleetmq_publish_routing_lag/ {s += $2} END {print s + 0}')
     behind=$(echo "$m" | awk '/^fleetmq_publish_backpressure_behind/ {print $2}')
     queued=$(echo "$m" | awk '/^fleetmq_device_queue_messages/ {s += $2} END {print s + 0}')
+    stalls=$(echo "$m" | awk '/^fleetmq_publish_backpressure_stalls_total/ {print $2}')
     aof=$(redis-cli -p 28379 info persistence 2>/dev/null | tr -d '\r' \
       | awk -F: '/aof_rewrite_in_progress|aof_delayed_fsync/ {printf "%s=%s ", $1, $2}')
-    echo "$(date +%s.%N | cut -c1-14) lag=$lag behind=$behind queued=$queued cpu=$(cpu_ticks "$node") $aof"
+    echo "$(date +%s.%N | cut -c1-14) lag=$lag behind=$behind stalls=${stalls:--} queued=$queued cpu=$(cpu_ticks "$node") $aof"
     sleep 1
   done >"$out/samples.txt" ) &
 sampler=$!
