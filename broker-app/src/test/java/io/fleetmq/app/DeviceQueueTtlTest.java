@@ -55,7 +55,8 @@ class DeviceQueueTtlTest {
                 return redis.sync().exists(index) == 1;
             });
             long ttl = redis.sync().pttl(index);
-            assertTrue(ttl > 0 && ttl <= 2_000, "the queue expires within DEVICE_QUEUE_TTL: " + ttl + " ms");
+            // DEVICE_QUEUE_TTL (2 s) and its slack, a hundredth of it.
+            assertTrue(ttl > 0 && ttl <= 2_020, "the queue expires within DEVICE_QUEUE_TTL: " + ttl + " ms");
             Await.until(Duration.ofSeconds(30), "the queue to expire", () -> redis.sync().exists(index) == 0);
         }
         pub.disconnect();

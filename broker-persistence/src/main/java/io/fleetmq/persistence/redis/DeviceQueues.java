@@ -19,7 +19,8 @@ import java.util.function.LongSupplier;
 /**
  * The offline queues of persistent DEVICE sessions in Redis: per client, an ordered queue of
  * encoded messages, each with a sequence number, bounded in length (the oldest goes first) and in
- * time (the whole queue expires a while after its last write).
+ * time (the whole queue expires a while after its last write: at least its time to live, at most a
+ * hundredth of it or a minute longer, so a busy queue does not set its expiry on every write).
  *
  * <p>Every write is one Lua script, so it is atomic, and every key of one client carries the client
  * ID as its hash tag ({@code fleetmq:q:{client}:...}), so a client's queue lives in one hash slot
@@ -108,7 +109,8 @@ public final class DeviceQueues {
                   redis.call(command, key, unpack(args, k, math.min(k + 199, #args)))
                 end
               end
-              redis.call('HSET', KEYS[3], 'seq', seq)
+              meta[#meta + 1] = 'seq'
+              meta[#meta + 1] = seq
               each('HSET', KEYS[3], meta)
               each('ZADD', KEYS[5], seen)
               each('ZADD', KEYS[1], order)
@@ -140,8 +142,14 @@ public final class DeviceQueues {
                 out[last] = over
               end
             end
+            -- Each key lives at least the time to live past this write: one that has run down below
+            -- it is given the time to live and a slack (a hundredth of it, at most a minute), so a
+            -- busy queue sets its expiry about once per slack rather than on every call. PTTL is -2
+            -- for a missing key (PEXPIRE leaves it missing) and -1 for one without an expiry yet.
+            local ttl = tonumber(ARGV[2])
+            local keep = ttl + math.min(60000, math.floor(ttl / 100))
             for k = 1, 5 do
-              redis.call('PEXPIRE', KEYS[k], ARGV[2]) -- a missing key stays missing
+              if redis.call('PTTL', KEYS[k]) < ttl then redis.call('PEXPIRE', KEYS[k], keep) end
             end
             out[#out + 1] = redis.call('HGET', KEYS[3], 'r') or ''
             return out
@@ -199,7 +207,10 @@ public final class DeviceQueues {
                 identified = true
               end
             end
-            if identified then redis.call('PEXPIRE', KEYS[4], ARGV[1]) end
+            local ttl = tonumber(ARGV[1])
+            if identified and redis.call('PTTL', KEYS[4]) < ttl then -- as the append script does
+              redis.call('PEXPIRE', KEYS[4], ttl + math.min(60000, math.floor(ttl / 100)))
+            end
             for k = 1, #removed, 200 do
               local last = math.min(k + 199, #removed)
               redis.call('ZREM', KEYS[1], unpack(removed, k, last))
@@ -278,7 +289,7 @@ public final class DeviceQueues {
 
     /**
      * @param limit      most messages per client; beyond it the oldest is dropped
-     * @param ttl        how long a queue lives after its last write, and the longest a message is kept
+     * @param ttl        how long a queue lives at least after its last write, and the longest a message is kept
      * @param retryTimer where failed writes wait for their next attempt; null: no retries
      * @param meters     where failures are counted; null: not counted
      */

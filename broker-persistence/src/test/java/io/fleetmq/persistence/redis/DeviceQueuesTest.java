@@ -259,12 +259,50 @@ class DeviceQueuesTest {
         for (String key : queues.keysOf(c)) {
             Long ttl = redis.sync().pttl(key);
             if (ttl != -2) { // -2: that key does not exist yet (no packet identifiers stored)
-                assertTrue(ttl > 0 && ttl <= Duration.ofMinutes(10).toMillis(), key + " expires: " + ttl);
+                // The time to live, and a slack of a hundredth of it (6 s of 10 min).
+                assertTrue(ttl > Duration.ofMinutes(10).toMillis() && ttl <= Duration.ofSeconds(606).toMillis(),
+                        key + " expires: " + ttl);
             }
         }
         await(queues.delete(c));
         assertEquals(0L, await(queues.size(c)));
         assertEquals(List.of(), await(queues.read(c, 0, 10)));
+    }
+
+    @Test
+    void aWriteSetsAKeysExpiryOnlyOnceItHasRunDownBelowTheTimeToLive() {
+        String c = "dev-ttl-refresh";
+        DeviceQueues queues = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10));
+        await(queues.append(c, 0, 1, b("first")));
+        await(queues.sentWith(c, 1, 7));
+        long tenMinutes = Duration.ofMinutes(10).toMillis();
+        List<String> keys = queues.keysOf(c).stream().filter(k -> redis.sync().pttl(k) != -2).toList();
+        assertEquals(5, keys.size(), "every key of the queue exists: " + keys);
+        // Within the slack: still at least the time to live ahead, so a write leaves the expiry alone.
+        keys.forEach(k -> redis.sync().pexpire(k, tenMinutes + 3_000));
+        await(queues.append(c, 0, 2, b("second")));
+        await(queues.sentWith(c, 2, 8));
+        for (String k : keys) {
+            long ttl = redis.sync().pttl(k);
+            assertTrue(ttl > tenMinutes && ttl <= tenMinutes + 3_000, k + " kept its expiry: " + ttl);
+        }
+        // Run down below the time to live: the next write gives it the time to live and the slack again.
+        keys.forEach(k -> redis.sync().pexpire(k, tenMinutes - 1_000));
+        await(queues.append(c, 0, 3, b("third")));
+        await(queues.sentWith(c, 3, 9));
+        for (String k : keys) {
+            long ttl = redis.sync().pttl(k);
+            assertTrue(ttl > tenMinutes + 3_000 && ttl <= tenMinutes + 6_000, k + " expires later again: " + ttl);
+        }
+        // A key without an expiry (made by hand, or by an older version) gets one at the next write.
+        keys.forEach(k -> redis.sync().persist(k));
+        await(queues.append(c, 0, 4, b("fourth")));
+        await(queues.sentWith(c, 4, 10));
+        for (String k : keys) {
+            long ttl = redis.sync().pttl(k);
+            assertTrue(ttl > tenMinutes && ttl <= tenMinutes + 6_000, k + " expires: " + ttl);
+        }
+        assertEquals(List.of("first", "second", "third", "fourth"), texts(await(queues.read(c, 0, 10))));
     }
 
     @Test
