@@ -122,6 +122,46 @@ public final class SubscriptionTrie {
         }
     }
 
+    /**
+     * Makes {@code now} the client's subscriptions, as another node's record of them says. A
+     * subscription with a filter (and share group) the client had already replaces the old one in a
+     * single write, and only then do the filters it no longer has go, so a concurrent
+     * {@link #match} sees the old subscription or the new one for a filter the client keeps, never
+     * neither: removing the client first and adding it back would let a message routed in between
+     * find no subscriber and go nowhere.
+     *
+     * @param now the client's subscriptions, all of {@code clientId}; empty removes the client
+     * @return the subscriptions that went (not those replaced)
+     */
+    public List<Subscription> replaceClient(String clientId, List<Subscription> now) {
+        Objects.requireNonNull(clientId, "clientId");
+        for (Subscription s : now) {
+            if (!s.clientId().equals(clientId)) {
+                throw new IllegalArgumentException("subscription of " + s.clientId() + " given for " + clientId);
+            }
+        }
+        synchronized (writeLock) {
+            List<Subscription> before = subscriptionsIn(byClient.get(clientId));
+            for (Subscription s : now) {
+                add(s);
+            }
+            java.util.Set<FilterKey> kept = new java.util.HashSet<>();
+            for (Subscription s : now) {
+                kept.add(FilterKey.of(s));
+            }
+            List<Subscription> gone = new ArrayList<>();
+            for (Subscription old : before) {
+                if (!kept.contains(FilterKey.of(old))) {
+                    Subscription removed = remove(clientId, old.topicFilter(), old.shareGroup());
+                    if (removed != null) {
+                        gone.add(removed);
+                    }
+                }
+            }
+            return gone;
+        }
+    }
+
     /** The client's subscriptions, in no particular order. */
     public List<Subscription> subscriptionsOf(String clientId) {
         return subscriptionsIn(byClient.get(clientId));

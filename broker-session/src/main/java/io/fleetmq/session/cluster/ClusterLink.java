@@ -171,8 +171,8 @@ public final class ClusterLink implements io.fleetmq.session.ClusterPort {
                 return;
             }
         }
-        trie.removeClient(clientId);
-        subscriptions.forEach(trie::add);
+        // In place: routing reads the trie meanwhile, and must not find the client gone for a moment.
+        trie.replaceClient(clientId, subscriptions);
     }
 
     /** This node's own writer tag, which its subscription follower skips. */
