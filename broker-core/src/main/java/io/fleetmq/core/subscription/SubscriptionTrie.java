@@ -135,27 +135,20 @@ public final class SubscriptionTrie {
      */
     public List<Subscription> replaceClient(String clientId, List<Subscription> now) {
         Objects.requireNonNull(clientId, "clientId");
+        java.util.Set<FilterKey> kept = new java.util.HashSet<>();
         for (Subscription s : now) {
             if (!s.clientId().equals(clientId)) {
                 throw new IllegalArgumentException("subscription of " + s.clientId() + " given for " + clientId);
             }
+            kept.add(FilterKey.of(s));
         }
         synchronized (writeLock) {
             List<Subscription> before = subscriptionsIn(byClient.get(clientId));
-            for (Subscription s : now) {
-                add(s);
-            }
-            java.util.Set<FilterKey> kept = new java.util.HashSet<>();
-            for (Subscription s : now) {
-                kept.add(FilterKey.of(s));
-            }
+            now.forEach(this::add);
             List<Subscription> gone = new ArrayList<>();
             for (Subscription old : before) {
                 if (!kept.contains(FilterKey.of(old))) {
-                    Subscription removed = remove(clientId, old.topicFilter(), old.shareGroup());
-                    if (removed != null) {
-                        gone.add(removed);
-                    }
+                    gone.add(remove(clientId, old.topicFilter(), old.shareGroup())); // held under the lock: present
                 }
             }
             return gone;

@@ -57,6 +57,20 @@ public final class DeviceQueues {
      * would have come within one routing batch of it.
      */
     /*
+     * The scripts that write a queue keep each key alive at least the time to live past the write:
+     * a key that has run down below it gets the time to live and a slack (a hundredth of it, at most
+     * a minute), so a busy queue sets its expiry about once per slack rather than on every call.
+     * PTTL is -2 for a missing key (PEXPIRE leaves it missing) and -1 for one without an expiry yet.
+     */
+    private static final String RENEW = """
+            local function renew(key, ttl)
+              if redis.call('PTTL', key) < ttl then
+                redis.call('PEXPIRE', key, ttl + math.min(60000, math.floor(ttl / 100)))
+              end
+            end
+            """;
+
+    /*
      * Appends one or more messages in order, atomically: ARGV[1] limit, ARGV[2] time to live,
      * ARGV[3] now, ARGV[4] window, then per message its source partition, source offset and value.
      * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed
@@ -142,19 +156,13 @@ public final class DeviceQueues {
                 out[last] = over
               end
             end
-            -- Each key lives at least the time to live past this write: one that has run down below
-            -- it is given the time to live and a slack (a hundredth of it, at most a minute), so a
-            -- busy queue sets its expiry about once per slack rather than on every call. PTTL is -2
-            -- for a missing key (PEXPIRE leaves it missing) and -1 for one without an expiry yet.
-            local ttl = tonumber(ARGV[2])
-            local keep = ttl + math.min(60000, math.floor(ttl / 100))
             for k = 1, 5 do
-              if redis.call('PTTL', KEYS[k]) < ttl then redis.call('PEXPIRE', KEYS[k], keep) end
+              renew(KEYS[k], tonumber(ARGV[2]))
             end
             out[#out + 1] = redis.call('HGET', KEYS[3], 'r') or ''
             return out
             """;
-    private static final LuaScript APPEND_SCRIPT = new LuaScript(APPEND);
+    private static final LuaScript APPEND_SCRIPT = new LuaScript(RENEW + APPEND);
 
     /*
      * ARGV[1] after which sequence number, ARGV[2] how many; ARGV[3], unless empty, registers the
@@ -207,10 +215,7 @@ public final class DeviceQueues {
                 identified = true
               end
             end
-            local ttl = tonumber(ARGV[1])
-            if identified and redis.call('PTTL', KEYS[4]) < ttl then -- as the append script does
-              redis.call('PEXPIRE', KEYS[4], ttl + math.min(60000, math.floor(ttl / 100)))
-            end
+            if identified then renew(KEYS[4], tonumber(ARGV[1])) end
             for k = 1, #removed, 200 do
               local last = math.min(k + 199, #removed)
               redis.call('ZREM', KEYS[1], unpack(removed, k, last))
@@ -220,7 +225,7 @@ public final class DeviceQueues {
             end
             return #removed
             """;
-    private static final LuaScript WRITES_SCRIPT = new LuaScript(WRITES);
+    private static final LuaScript WRITES_SCRIPT = new LuaScript(RENEW + WRITES);
 
     /*
      * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
