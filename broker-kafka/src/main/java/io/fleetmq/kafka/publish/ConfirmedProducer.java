@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.LoggerFactory;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -33,9 +34,13 @@ import org.apache.kafka.common.header.Header;
  * <p>Futures complete on the producer's I/O thread. Whatever follows a write (a PUBACK, say) should
  * be chained with an {@code ...Async} method and the caller's executor, not run on that thread.
  *
+ * <p>A write the producer gives up on because its buffer stayed full for {@code max.block.ms} does not fail: it is
+ * deferred, and handed to Kafka again once there is room, before any write that came after it.
+ *
  * <p>Meters: timer {@code fleetmq.kafka.produce.latency} (successful writes, from the call to
- * Kafka's acknowledgement) and counter {@code fleetmq.kafka.produce.errors} (tagged with the
- * exception's class name), both tagged {@code topic} with the topic's role, not its prefixed name.
+ * Kafka's acknowledgement), counter {@code fleetmq.kafka.produce.errors} (tagged with the
+ * exception's class name) and counter {@code fleetmq.kafka.produce.deferred} (writes deferred for a
+ * full buffer), all tagged {@code topic} with the topic's role, not its prefixed name.
  *
  * <p>This would sit more naturally in {@code io.fleetmq.kafka} next to {@link KafkaClients}; it lives
  * here because the publish path is its first user.
@@ -49,6 +54,7 @@ public final class ConfirmedProducer implements AutoCloseable {
 
     static final String LATENCY_METER = "fleetmq.kafka.produce.latency";
     static final String ERRORS_METER = "fleetmq.kafka.produce.errors";
+    static final String DEFERRED_METER = "fleetmq.kafka.produce.deferred";
 
     private final KafkaProducer<String, byte[]> producer;
     private final String topic;
@@ -66,6 +72,19 @@ public final class ConfirmedProducer implements AutoCloseable {
     private static final long ROOM_RECHECK_NANOS = 1_000_000;
     private volatile boolean roomSeen;
     private volatile long roomSeenAt;
+    /**
+     * Writes the producer did not take because its buffer stayed full for {@code max.block.ms}, and
+     * writes that came after them: handed to Kafka again, in order, once it has room. Guarded by itself.
+     */
+    private final java.util.ArrayDeque<Pending> deferred = new java.util.ArrayDeque<>();
+    /** Whether {@link #deferred} holds writes: every write then queues behind them. */
+    private volatile boolean deferring;
+    private final io.micrometer.core.instrument.Counter deferredWrites;
+
+    /** A write on its way to Kafka. */
+    private record Pending(String key, byte[] value, List<Header> headers, Consumer<RecordMetadata> onStored,
+            CompletableFuture<Void> result) {
+    }
 
     /**
      * @param purpose  names the producer in Kafka's client ID
@@ -92,6 +111,11 @@ public final class ConfirmedProducer implements AutoCloseable {
                 .description("Time from handing a record to the Kafka producer until Kafka confirmed storing it")
                 .tag("topic", role)
                 .register(registry);
+        this.deferredWrites = io.micrometer.core.instrument.Counter.builder(DEFERRED_METER)
+                .description("Writes Kafka's producer could not take within its max-block time, written again"
+                        + " once it had room")
+                .tag("topic", role)
+                .register(registry);
         this.producer = clients.producer(purpose, Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis(),
                 ProducerConfig.BUFFER_MEMORY_CONFIG, bufferBytes));
         // Room for a couple of large records; below that, callers wait instead of blocking.
@@ -116,6 +140,9 @@ public final class ConfirmedProducer implements AutoCloseable {
      * callers on shared threads ask first and wait with {@link #whenRoom} instead.
      */
     public boolean hasRoom() {
+        if (deferring) {
+            return false; // earlier writes wait for room: a new one would queue behind them
+        }
         long now = System.nanoTime();
         if (roomSeen && now - roomSeenAt < ROOM_RECHECK_NANOS) {
             return true; // checked a moment ago: far less than the margin can have been written since
@@ -146,6 +173,10 @@ public final class ConfirmedProducer implements AutoCloseable {
     /** Runs {@code task} (on a watcher thread) once the buffer has room again; at once if it has. */
     public void whenRoom(Runnable task) {
         waitingForRoom.add(task);
+        watch();
+    }
+
+    private void watch() {
         if (watching.compareAndSet(false, true)) {
             Thread watcher = new Thread(this::watchRoom, "fleetmq-" + role + "-room");
             watcher.setDaemon(true);
@@ -155,15 +186,11 @@ public final class ConfirmedProducer implements AutoCloseable {
 
     private void watchRoom() {
         while (true) {
-            if (bufferHasRoom() || closed.get()) {
-                Runnable r;
-                while ((r = waitingForRoom.poll()) != null) {
-                    try {
-                        r.run();
-                    } catch (RuntimeException e) {
-                        LoggerFactory.getLogger(ConfirmedProducer.class).error("Room listener failed", e);
-                    }
-                }
+            if (closed.get()) {
+                failDeferred();
+                tellWaiters();
+            } else if (bufferHasRoom() && handDeferred()) {
+                tellWaiters();
             } else {
                 try {
                     Thread.sleep(5);
@@ -171,14 +198,67 @@ public final class ConfirmedProducer implements AutoCloseable {
                     Thread.currentThread().interrupt();
                 }
             }
-            if (waitingForRoom.isEmpty()) {
+            if (idle()) {
                 watching.set(false);
-                // A waiter that arrived just now either sees watching false and starts a watcher, or
-                // is seen here.
-                if (waitingForRoom.isEmpty() || !watching.compareAndSet(false, true)) {
+                // A waiter or write that arrived just now either sees watching false and starts a
+                // watcher, or is seen here.
+                if (idle() || !watching.compareAndSet(false, true)) {
                     return;
                 }
             }
+        }
+    }
+
+    private boolean idle() {
+        return waitingForRoom.isEmpty() && !deferring;
+    }
+
+    private void tellWaiters() {
+        Runnable r;
+        while ((r = waitingForRoom.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LoggerFactory.getLogger(ConfirmedProducer.class).error("Room listener failed", e);
+            }
+        }
+    }
+
+    /**
+     * Hands the deferred writes to Kafka, oldest first. A write stays at the head of the queue until
+     * the producer took it, so that nothing written after it can overtake it.
+     *
+     * @return whether none is left; false when the buffer filled again
+     */
+    private boolean handDeferred() {
+        while (true) {
+            Pending next;
+            synchronized (deferred) {
+                next = deferred.peekFirst();
+                if (next == null) {
+                    deferring = false;
+                    return true;
+                }
+            }
+            if (!hand(next, true)) {
+                return false;
+            }
+            synchronized (deferred) {
+                deferred.pollFirst();
+                deferring = !deferred.isEmpty();
+            }
+        }
+    }
+
+    private void failDeferred() {
+        List<Pending> left;
+        synchronized (deferred) {
+            left = new java.util.ArrayList<>(deferred);
+            deferred.clear();
+            deferring = false;
+        }
+        for (Pending p : left) {
+            failed(p.result(), new IllegalStateException("producer for " + topic + " is closed"));
         }
     }
 
@@ -230,30 +310,75 @@ public final class ConfirmedProducer implements AutoCloseable {
         if (closed.get()) {
             return failed(result, new IllegalStateException("producer for " + topic + " is closed"));
         }
+        Pending write = new Pending(key, value, headers, onStored, result);
+        if (deferring) {
+            synchronized (deferred) {
+                if (deferring) {
+                    deferred.addLast(write); // behind the writes that wait for room, in order
+                    watch();
+                    return result;
+                }
+            }
+        }
+        hand(write, false);
+        return result;
+    }
+
+    /**
+     * Hands {@code write} to Kafka's producer.
+     *
+     * <p>A full buffer that stays full for {@code max.block.ms} makes the producer give the record up
+     * with a {@link BufferExhaustedException} before it queued it: nothing of it reached Kafka. That
+     * is no reason to refuse a message (the caller asked {@link #hasRoom()}, but others may have
+     * filled the buffer since): such a write is deferred and handed over again once there is room,
+     * ahead of every write that came after it.
+     *
+     * @param again the write is the head of the deferred ones, which it stays on if the producer
+     *              cannot take it
+     * @return whether the producer took it (or failed it for good); false if it is deferred
+     */
+    private boolean hand(Pending write, boolean again) {
+        boolean[] exhausted = new boolean[1];
         long start = System.nanoTime();
         try {
-            producer.send(new ProducerRecord<>(topic, null, key, value, headers), (metadata, exception) -> {
+            producer.send(new ProducerRecord<>(topic, null, write.key(), write.value(), write.headers()),
+                    (metadata, exception) -> {
                 if (exception == null) {
                     latency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-                    if (onStored != null) {
+                    if (write.onStored() != null) {
                         try {
-                            onStored.accept(metadata);
+                            write.onStored().accept(metadata);
                         } catch (RuntimeException e) {
                             LoggerFactory.getLogger(ConfirmedProducer.class).error("Listener of a stored record of {}"
                                     + " failed", topic, e);
                         }
                     }
-                    result.complete(null);
+                    write.result().complete(null);
+                } else if (exception instanceof BufferExhaustedException && !closed.get()) {
+                    // Kafka calls back at once, on this thread, for a record it did not queue.
+                    exhausted[0] = true;
+                    if (!again) {
+                        defer(write);
+                    }
                 } else {
-                    failed(result, exception);
+                    failed(write.result(), exception);
                 }
             });
         } catch (RuntimeException e) {
             // Closed underneath us, interrupted, or a Kafka error raised before the record was queued.
             // Kafka reports metadata timeouts through the callback, so this cannot double-count them.
-            failed(result, e);
+            failed(write.result(), e);
         }
-        return result;
+        return !exhausted[0];
+    }
+
+    private void defer(Pending write) {
+        deferredWrites.increment();
+        synchronized (deferred) {
+            deferred.addLast(write);
+            deferring = true;
+        }
+        watch();
     }
 
     private CompletableFuture<Void> failed(CompletableFuture<Void> result, Throwable cause) {
@@ -269,6 +394,7 @@ public final class ConfirmedProducer implements AutoCloseable {
      */
     public void close(Duration timeout) {
         if (closed.compareAndSet(false, true)) {
+            failDeferred();
             producer.close(timeout);
         }
     }
