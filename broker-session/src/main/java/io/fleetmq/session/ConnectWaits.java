@@ -418,9 +418,10 @@ final class ConnectWaits {
                 return;
             }
             // Refused here after waiting too long, but accepted by the sequence: say it is gone again.
+            // The session keeps the expiry it was accepted with: this node's copy of the sessions may
+            // not know it yet, and 0 would end a persistent session and everything queued for it.
             SessionEvent.Disconnected gone = new SessionEvent.Disconnected(clientId, answer.epoch(),
-                    services.cluster().session(clientId).map(SessionState::sessionExpirySeconds).orElse(0L),
-                    null, services.clock().getAsLong());
+                    SessionEvent.Disconnected.KEEP_EXPIRY, null, services.clock().getAsLong());
             services.cluster().event(gone);
             return;
         }

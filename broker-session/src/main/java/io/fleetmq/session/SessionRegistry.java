@@ -90,10 +90,11 @@ public final class SessionRegistry {
             if (actor != null) {
                 actor.accepted(a);
             } else {
-                // The connection gave up waiting and its session is gone here: undo the acceptance.
+                // The connection gave up waiting and its session is gone here (or the answer is for an
+                // earlier incarnation of this node): undo the acceptance. The session keeps the expiry
+                // it was accepted with; a node that just rejoined does not know it yet.
                 services.cluster().event(new SessionEvent.Disconnected(a.clientId(), a.epoch(),
-                        services.cluster().session(a.clientId()).map(SessionState::sessionExpirySeconds)
-                                .orElse(0L), null, services.clock().getAsLong()));
+                        SessionEvent.Disconnected.KEEP_EXPIRY, null, services.clock().getAsLong()));
             }
         } else if (command instanceof NodeCommand.TakeOver t) {
             if (actor != null) {

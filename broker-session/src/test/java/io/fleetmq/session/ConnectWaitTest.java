@@ -73,7 +73,9 @@ class ConnectWaitTest {
         answer(h);
 
         assertTrue(h.sequence.events.subList(before, h.sequence.events.size()).stream()
-                .anyMatch(e -> e instanceof io.fleetmq.core.cluster.SessionEvent.Disconnected), "the acceptance is undone");
+                .anyMatch(e -> e instanceof io.fleetmq.core.cluster.SessionEvent.Disconnected d
+                        && d.sessionExpirySeconds() == io.fleetmq.core.cluster.SessionEvent.Disconnected.KEEP_EXPIRY),
+                "the acceptance is undone, and the session keeps the expiry it was accepted with");
         assertEquals(1, c.written.size(), "still only the refusal");
     }
 

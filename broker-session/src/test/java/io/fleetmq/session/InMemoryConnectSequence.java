@@ -58,7 +58,9 @@ final class InMemoryConnectSequence implements ClusterPort {
                     epoch, present, queuing)));
         } else if (event instanceof SessionEvent.Disconnected d) {
             SessionState s = sessions.get(d.clientId());
-            if (s != null && s.epoch() == d.epoch() && d.sessionExpirySeconds() == 0) {
+            long expiry = d.sessionExpirySeconds() == SessionEvent.Disconnected.KEEP_EXPIRY && s != null
+                    ? s.sessionExpirySeconds() : d.sessionExpirySeconds();
+            if (s != null && s.epoch() == d.epoch() && expiry == 0) {
                 sessions.remove(d.clientId());
             }
         }

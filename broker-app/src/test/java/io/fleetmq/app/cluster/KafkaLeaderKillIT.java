@@ -56,6 +56,8 @@ class KafkaLeaderKillIT {
                 "KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers(),
                 "KAFKA_TOPIC_PREFIX", prefix,
                 "KAFKA_REPLICATION_FACTOR", "3",
+                // As in production: an acknowledged write is on two Kafka nodes, so killing one loses nothing.
+                "KAFKA_MIN_INSYNC_REPLICAS", "2",
                 "KAFKA_REQUEST_TIMEOUT", "5s",
                 "CLUSTER_HEARTBEAT_INTERVAL", "500ms",
                 "CLUSTER_NODE_TIMEOUT", "6s"));

@@ -48,6 +48,15 @@ public sealed interface SessionEvent {
      */
     record Disconnected(String clientId, long epoch, long sessionExpirySeconds, SessionState.PendingWill will,
                         long atMillis) implements SessionEvent {
+
+        /**
+         * {@link #sessionExpirySeconds} of a connection that never came up on its node (accepted by
+         * the sequence after the node had refused or lost it): the session keeps the expiry the
+         * sequence gave it with the acceptance, which only the sequence knows for sure. 0 there ends
+         * it; anything else leaves it offline, its store and subscriptions kept.
+         */
+        public static final long KEEP_EXPIRY = -1;
+
         public Disconnected {
             Objects.requireNonNull(clientId, "clientId");
         }

@@ -429,6 +429,24 @@ public final class Membership implements AutoCloseable {
         return left.contains(nodeId + "/" + nodeIncarnation);
     }
 
+    /**
+     * Whether that incarnation is over for good, as far as this node knows: it said it left, a newer
+     * incarnation of the node replaced it, or this node declared it dead (a node fences itself before
+     * others may, so a dead incarnation never serves again). An incarnation this node has not heard of
+     * yet (one that joined a moment ago) is not gone.
+     */
+    public boolean isGone(String nodeId, long nodeIncarnation) {
+        if (nodeId.equals(settings.nodeId()) && nodeIncarnation < incarnation) {
+            return true;
+        }
+        String key = nodeId + "/" + nodeIncarnation;
+        if (left.contains(key) || reportedDead.contains(key)) {
+            return true;
+        }
+        Seen s = latest.get(nodeId);
+        return s != null && s.status().incarnation() > nodeIncarnation;
+    }
+
     /** Whether the latest incarnation of {@code nodeId} is alive. */
     public boolean isAlive(String nodeId) {
         if (nodeId.equals(settings.nodeId())) {

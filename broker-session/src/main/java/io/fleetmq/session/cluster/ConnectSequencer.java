@@ -78,6 +78,9 @@ public final class ConnectSequencer {
     private final Map<String, Parked> parked = new HashMap<>();
     /** {@code fleetmq_connect_takeovers_total} by outcome; empty until {@link #meters} is called. */
     private final Map<TakeOverEnd, Counter> takeOvers = new EnumMap<>(TakeOverEnd.class);
+    /** CONNECTs of node incarnations gone before they were decided; null until {@link #meters}. */
+    private Counter staleConnects;
+    private final io.fleetmq.core.log.LogLimit staleLog = new io.fleetmq.core.log.LogLimit(5, Duration.ofSeconds(10));
 
     /** How a takeover that waited for the node holding the connection came to be decided. */
     enum TakeOverEnd {
@@ -178,6 +181,10 @@ public final class ConnectSequencer {
                             + " wait for that node to let it go ended")
                     .tag("outcome", end.name().toLowerCase(java.util.Locale.ROOT)).register(meters));
         }
+        staleConnects = Counter.builder("fleetmq.connect.stale")
+                .description("CONNECTs not decided because the node incarnation that took them was gone by then"
+                        + " (it stopped, fenced itself or died); their clients connect again elsewhere")
+                .register(meters);
     }
 
     /** For tests: how long a takeover waits for the old node's word, {@link #RELEASE_WAIT} unless set. */
@@ -366,6 +373,19 @@ public final class ConnectSequencer {
             answerAgain(c, cur); // decided before, in a record that does not say by which event
             return;
         }
+        if (membership.isGone(c.nodeId(), c.nodeIncarnation())) {
+            // Its node stopped, fenced itself or died before the CONNECT was decided: the connection is
+            // gone with it (refused with 0x88 or closed), and its session must stay as it is. Accepted,
+            // it would sit "connected" on a node nobody settles any more.
+            if (staleConnects != null) {
+                staleConnects.increment();
+            }
+            if (staleLog.allow()) {
+                log.info("CONNECT of {} to node {} (incarnation {}) not decided: that incarnation is gone{}",
+                        ClientText.of(c.clientId()), c.nodeId(), c.nodeIncarnation(), staleLog.suppressedNote());
+            }
+            return;
+        }
         if (cur != null && !cur.connected() && cur.expiresAtMillis() <= now) {
             cur = null; // expired; its timer has not caught up yet
         }
@@ -454,10 +474,12 @@ public final class ConnectSequencer {
         if (cur.isEmpty()) {
             return; // an older connection; the session has moved on
         }
-        if (d.sessionExpirySeconds() == 0) {
+        long expiry = d.sessionExpirySeconds() == SessionEvent.Disconnected.KEEP_EXPIRY
+                ? cur.get().sessionExpirySeconds() : d.sessionExpirySeconds();
+        if (expiry == 0) {
             delete(d.clientId());
         } else {
-            SessionState offline = cur.get().disconnected(d.atMillis(), d.sessionExpirySeconds(), d.will());
+            SessionState offline = cur.get().disconnected(d.atMillis(), expiry, d.will());
             write(offline);
             scheduleExpiry(offline);
         }

@@ -1,6 +1,7 @@
 package io.fleetmq.session.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fleetmq.core.cluster.ClusterCodec;
@@ -256,6 +257,57 @@ class ConnectSequencerTest {
 
         assertEquals(List.of("r1@1", "r1@1"), answers(), "the answer may have been the write that failed");
         assertEquals(1, sessionRecords("e"));
+    }
+
+    @Test
+    void aConnectTakenByANodeIncarnationThatIsGoneIsNotDecidedAndLeavesTheSessionAlone() throws Exception {
+        batch(0, connect("r1", "s", false, 600));
+        batch(1, new SessionEvent.Disconnected("s", 1, 600, null, System.currentTimeMillis()));
+        // n2 took a CONNECT of the client, then stopped (fenced itself) before the sequence decided it.
+        SessionEvent.Connect late = connectOn(OTHER, "r2", "s", false, 600, null);
+        other.membership().close();
+        Await.until(Duration.ofSeconds(10), "n2's incarnation seen gone",
+                () -> membership.isGone(OTHER, late.nodeIncarnation()));
+
+        batch(2, late);
+
+        assertEquals(List.of(), answersTo(OTHER), "no answer to a node that is gone");
+        Await.until(Duration.ofSeconds(10), "the sessions topic read back", () -> directory.decidedAt("s") == 1);
+        SessionState kept = directory.get("s").orElseThrow();
+        assertEquals("r1", kept.requestId(), "the session stays as it was");
+        assertFalse(kept.connected());
+        assertEquals(600, kept.sessionExpirySeconds());
+        assertEquals(2, sessionRecords("s"), "nothing written for the stale CONNECT");
+        assertEquals(1.0, meters.get("fleetmq.connect.stale").counter().count());
+    }
+
+    @Test
+    void anAcceptanceUndoneByItsNodeKeepsTheExpiryTheSessionWasAcceptedWith() throws Exception {
+        batch(0, connect("r1", "p", false, 600), connect("r2", "z", true, 0));
+
+        // Neither connection came up on its node (it had refused them, or rejoined since): the node
+        // undoes both acceptances without knowing their expiry.
+        long now = System.currentTimeMillis();
+        batch(2, new SessionEvent.Disconnected("p", 1, SessionEvent.Disconnected.KEEP_EXPIRY, null, now),
+                new SessionEvent.Disconnected("z", 1, SessionEvent.Disconnected.KEEP_EXPIRY, null, now));
+
+        Await.until(Duration.ofSeconds(10), "the sessions topic read back",
+                () -> directory.decidedAt("p") == 2 && directory.decidedAt("z") == 3);
+        SessionState offline = directory.get("p").orElseThrow();
+        assertFalse(offline.connected());
+        assertEquals(600, offline.sessionExpirySeconds(), "a persistent session stays, with what waits for it");
+        assertEquals(java.util.Optional.empty(), directory.get("z"), "a session of expiry 0 ends with its connection");
+    }
+
+    /** The ConnectAccepted commands sent to {@code node}, as requestId@epoch. */
+    private List<String> answersTo(String node) {
+        List<String> out = new ArrayList<>();
+        for (NodeCommand c : commandsTo(node)) {
+            if (c instanceof NodeCommand.ConnectAccepted a) {
+                out.add(a.requestId() + "@" + a.epoch());
+            }
+        }
+        return out;
     }
 
     /** The ConnectAccepted commands sent to this node, as requestId@epoch, in order. */
