@@ -474,10 +474,15 @@ public final class ConnectSequencer {
         if (cur.isEmpty()) {
             return; // an older connection; the session has moved on
         }
-        long expiry = d.sessionExpirySeconds() == SessionEvent.Disconnected.KEEP_EXPIRY
-                ? cur.get().sessionExpirySeconds() : d.sessionExpirySeconds();
+        boolean undone = d.sessionExpirySeconds() == SessionEvent.Disconnected.KEEP_EXPIRY;
+        long expiry = undone ? cur.get().sessionExpirySeconds() : d.sessionExpirySeconds();
         if (expiry == 0) {
             delete(d.clientId());
+            if (undone) {
+                // No node holds the session to drop what it had (subscriptions kept from an earlier
+                // connection it resumed, a DEVICE queue): they end here, as an orphan's do.
+                deleteSubscriptions(d.clientId(), d.epoch());
+            }
         } else {
             SessionState offline = cur.get().disconnected(d.atMillis(), expiry, d.will());
             write(offline);

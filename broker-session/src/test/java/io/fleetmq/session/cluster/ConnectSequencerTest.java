@@ -297,6 +297,11 @@ class ConnectSequencerTest {
         assertFalse(offline.connected());
         assertEquals(600, offline.sessionExpirySeconds(), "a persistent session stays, with what waits for it");
         assertEquals(java.util.Optional.empty(), directory.get("z"), "a session of expiry 0 ends with its connection");
+        assertEquals(1, readAll(topics.subscriptions()).stream()
+                .filter(r -> "z".equals(r.key()) && r.value() == null).count(),
+                "no node holds it: its subscriptions end here too");
+        assertEquals(0, readAll(topics.subscriptions()).stream().filter(r -> "p".equals(r.key())).count(),
+                "the persistent session keeps them");
     }
 
     /** The ConnectAccepted commands sent to {@code node}, as requestId@epoch. */
