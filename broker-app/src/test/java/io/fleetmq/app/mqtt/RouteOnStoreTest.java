@@ -115,6 +115,34 @@ class RouteOnStoreTest {
         }
     }
 
+    /**
+     * A message nobody subscribed to is routed to nobody, and counted so: once, whichever of the two
+     * ways routed it (plain messages when stored, a retained one when read back).
+     */
+    @Test
+    void messagesThatMatchNoSubscriptionAreCountedOnceEach() throws Exception {
+        Mqtt5BlockingClient subscriber = broker.connectedV5("ros-unmatched-sub");
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = subscriber.publishes(MqttGlobalPublishFilter.ALL)) {
+            subscriber.subscribeWith().topicFilter("ros/matched").qos(MqttQos.AT_LEAST_ONCE).send();
+            Mqtt5AsyncClient publisher = broker.connectedV5("ros-unmatched-pub").toAsync();
+            double before = broker.metric("fleetmq_publish_unmatched_total", null);
+
+            publishAll(publisher, List.of("ros/nobody/a", "ros/nobody/b", "ros/nobody/c"), List.of(false, false, true));
+            io.fleetmq.testkit.Await.until(java.time.Duration.ofSeconds(30), "the three counted",
+                    () -> broker.metric("fleetmq_publish_unmatched_total", null) >= before + 3);
+            publishAll(publisher, List.of("ros/matched"), List.of(false));
+            Received.next(in);
+
+            assertEquals(before + 3, broker.metric("fleetmq_publish_unmatched_total", null),
+                    "each unmatched message once; a matched one not at all");
+            publisher.publishWith().topic("ros/nobody/c").retain(true).qos(MqttQos.AT_LEAST_ONCE).send()
+                    .get(30, TimeUnit.SECONDS); // clears the retained message again
+            publisher.disconnect().get(10, TimeUnit.SECONDS);
+        } finally {
+            subscriber.disconnect();
+        }
+    }
+
     /** A shared group whose members are on this node: each message reaches one member, once, in order. */
     @Test
     void aSharedGroupOfThisNodesSessionsGetsEachMessageOnceInOrder() throws Exception {

@@ -72,6 +72,8 @@ public final class ClusterRouter {
      * for the whole producer, which it shares with the connect sequence and the DEVICE queue notices.
      */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
+    /** Messages routed to nobody: each message is routed by one node, so the cluster's sum counts each once. */
+    private final io.micrometer.core.instrument.Counter unmatched;
 
     /**
      * @param maxRecordValueBytes the most a record value may hold (see {@code RecordLimits}): larger
@@ -79,7 +81,12 @@ public final class ClusterRouter {
      */
     public ClusterRouter(String nodeId, SubscriptionTrie subscriptions, SessionRegistry sessions,
             SessionDirectory directory, Membership membership, ClusterProducer producer, BrokerTopics topics,
-            DeliveryGate gate, MessageDrops drops, DeadLetters deadLetters, int maxRecordValueBytes) {
+            DeliveryGate gate, MessageDrops drops, DeadLetters deadLetters, int maxRecordValueBytes,
+            io.micrometer.core.instrument.MeterRegistry meters) {
+        this.unmatched = io.micrometer.core.instrument.Counter.builder("fleetmq.publish.unmatched")
+                .description("PUBLISH messages that matched no subscription when they were routed: delivered to"
+                        + " nobody (a retained one is still kept as retained)")
+                .register(meters);
         this.deadLetters = deadLetters;
         this.maxRecordValueBytes = maxRecordValueBytes;
         this.nodeId = nodeId;
@@ -213,6 +220,7 @@ public final class ClusterRouter {
     public void route(BrokerMessage message, int partition, long offset) {
         Matches matches = subscriptions.match(message.topic());
         if (matches.isEmpty()) {
+            unmatched.increment();
             return;
         }
         Plan plan = plan(message, matches, partition, offset, false);
@@ -257,6 +265,7 @@ public final class ClusterRouter {
         }
         Matches matches = subscriptions.match(message.topic());
         if (matches.isEmpty()) {
+            unmatched.increment();
             return true;
         }
         Plan plan = plan(message, matches, partition, offset, true);
