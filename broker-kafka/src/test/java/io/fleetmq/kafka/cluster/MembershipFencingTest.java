@@ -113,6 +113,8 @@ class MembershipFencingTest {
         b.start(Duration.ofSeconds(30));
         Await.until(Duration.ofSeconds(10), "a to see b", () -> a.liveNodes().contains("b"));
         assertTrue(b.serving());
+        assertFalse(a.isGone("b", b.incarnation()));
+        assertFalse(a.isGone("c", 1), "a node not heard of yet is not gone");
 
         proxy.partition();
 
@@ -127,9 +129,18 @@ class MembershipFencingTest {
         assertEquals(b.incarnation(), deaths.get(0).incarnation());
         assertTrue(bDeclaredDeadAt.get() - bFencedAt.get() > 0, "declared dead only after it fenced");
         assertTrue(a.serving(), "the node that kept Kafka serves on");
+        assertTrue(a.isGone("b", b.incarnation()), "a dead incarnation is gone");
 
         proxy.heal();
         assertFalse(b.serving(), "a fenced incarnation stays fenced after Kafka returns");
+
+        Membership again = node("b", false); // b rejoins as a new incarnation
+        again.start(Duration.ofSeconds(30));
+        Await.until(Duration.ofSeconds(10), "a to see b's new incarnation",
+                () -> a.isAlive("b", again.incarnation()));
+        assertFalse(a.isGone("b", again.incarnation()));
+        assertTrue(a.isGone("b", b.incarnation()), "replaced");
+        assertTrue(again.isGone("b", b.incarnation()), "an earlier incarnation of the node itself is gone to it");
     }
 
     @Test
@@ -149,6 +160,7 @@ class MembershipFencingTest {
         long until = System.nanoTime() + TIMEOUT.multipliedBy(2).toNanos();
         Await.until(TIMEOUT.multipliedBy(3), "twice the node timeout to pass", () -> System.nanoTime() - until > 0);
         assertTrue(b.isAlive("a"), "b still counts a alive: it cannot know otherwise");
+        assertFalse(b.isGone("a", a.incarnation()), "nor gone");
         assertTrue(deathsSeenByB.isEmpty(), "b declared nobody dead");
         assertNotNull(b.fenceReason());
         assertTrue(a.serving());
