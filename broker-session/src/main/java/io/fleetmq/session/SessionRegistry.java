@@ -2,7 +2,6 @@ package io.fleetmq.session;
 
 import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.cluster.SessionEvent;
-import io.fleetmq.core.cluster.SessionState;
 import io.fleetmq.core.mqtt.Packet;
 import java.util.Collection;
 import java.util.UUID;
