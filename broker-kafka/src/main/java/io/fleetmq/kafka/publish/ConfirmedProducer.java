@@ -81,7 +81,10 @@ public final class ConfirmedProducer implements AutoCloseable {
     private volatile boolean deferring;
     private final io.micrometer.core.instrument.Counter deferredWrites;
 
-    /** A write on its way to Kafka. */
+    /** Set when the producer could not take the head of {@link #deferred}; the watcher's thread only. */
+    private boolean headRefused;
+
+    /** A write waiting for room: only writes that found the buffer full, and those behind them, are kept so. */
     private record Pending(String key, byte[] value, List<Header> headers, Consumer<RecordMetadata> onStored,
             CompletableFuture<Void> result) {
     }
@@ -240,7 +243,9 @@ public final class ConfirmedProducer implements AutoCloseable {
                     return true;
                 }
             }
-            if (!hand(next, true)) {
+            headRefused = false;
+            hand(next.key(), next.value(), next.headers(), next.onStored(), next.result(), true);
+            if (headRefused) {
                 return false;
             }
             synchronized (deferred) {
@@ -310,17 +315,17 @@ public final class ConfirmedProducer implements AutoCloseable {
         if (closed.get()) {
             return failed(result, new IllegalStateException("producer for " + topic + " is closed"));
         }
-        Pending write = new Pending(key, value, headers, onStored, result);
         if (deferring) {
             synchronized (deferred) {
                 if (deferring) {
-                    deferred.addLast(write); // behind the writes that wait for room, in order
+                    // Behind the writes that wait for room, in order.
+                    deferred.addLast(new Pending(key, value, headers, onStored, result));
                     watch();
                     return result;
                 }
             }
         }
-        hand(write, false);
+        hand(key, value, headers, onStored, result, false);
         return result;
     }
 
@@ -334,42 +339,40 @@ public final class ConfirmedProducer implements AutoCloseable {
      * ahead of every write that came after it.
      *
      * @param again the write is the head of the deferred ones, which it stays on if the producer
-     *              cannot take it
-     * @return whether the producer took it (or failed it for good); false if it is deferred
+     *              cannot take it ({@link #headRefused} then says so)
      */
-    private boolean hand(Pending write, boolean again) {
-        boolean[] exhausted = new boolean[1];
+    private void hand(String key, byte[] value, List<Header> headers, Consumer<RecordMetadata> onStored,
+            CompletableFuture<Void> result, boolean again) {
         long start = System.nanoTime();
         try {
-            producer.send(new ProducerRecord<>(topic, null, write.key(), write.value(), write.headers()),
-                    (metadata, exception) -> {
+            producer.send(new ProducerRecord<>(topic, null, key, value, headers), (metadata, exception) -> {
                 if (exception == null) {
                     latency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-                    if (write.onStored() != null) {
+                    if (onStored != null) {
                         try {
-                            write.onStored().accept(metadata);
+                            onStored.accept(metadata);
                         } catch (RuntimeException e) {
                             LoggerFactory.getLogger(ConfirmedProducer.class).error("Listener of a stored record of {}"
                                     + " failed", topic, e);
                         }
                     }
-                    write.result().complete(null);
+                    result.complete(null);
                 } else if (exception instanceof BufferExhaustedException && !closed.get()) {
                     // Kafka calls back at once, on this thread, for a record it did not queue.
-                    exhausted[0] = true;
-                    if (!again) {
-                        defer(write);
+                    if (again) {
+                        headRefused = true;
+                    } else {
+                        defer(new Pending(key, value, headers, onStored, result));
                     }
                 } else {
-                    failed(write.result(), exception);
+                    failed(result, exception);
                 }
             });
         } catch (RuntimeException e) {
             // Closed underneath us, interrupted, or a Kafka error raised before the record was queued.
             // Kafka reports metadata timeouts through the callback, so this cannot double-count them.
-            failed(write.result(), e);
+            failed(result, e);
         }
-        return !exhausted[0];
     }
 
     private void defer(Pending write) {
