@@ -14,7 +14,7 @@
 # ONLY: a space-separated subset of the scenario names to run (for example ONLY=connect), default all.
 # WARM: seconds of the unmeasured run before each FleetMQ scenario (default 300). The JVM goes on
 # compiling for minutes: CONNECT alone, on a fresh node, reaches its steady rate after about 3 minutes,
-# and in one run the median of p2p at 10,000 msg/s fell from 135 ms in its first 20 s to 7 ms at 200 s.
+# and in one run the median of p2p at 10,000 msg/s fell from 29 ms in its first 20 s to about 2 ms from 160 s on.
 #
 # Each FleetMQ scenario first runs once unmeasured: the JVM compiles the code of the broker and of
 # its embedded Kafka for minutes after start, and a first run measures the compiler.
