@@ -3,7 +3,7 @@
 # Waits until the node of PID has logged that it is ready, failing as soon as it exits.
 #   wait_ready PID LOG
 wait_ready() {
-  until grep -qs "FleetMQ node .* ready in" "$2"; do sleep 0.5; kill -0 "$1"; done
+  until grep -qs "FleetMQ node .* ready in" "$2"; do sleep 0.5; kill -0 "$1" 2>/dev/null || { echo "node $1 exited before it was ready; see $2" >&2; return 1; }; done
 }
 
 # Logs in to the admin API of 127.0.0.1:HTTP_PORT as admin and creates a credential.

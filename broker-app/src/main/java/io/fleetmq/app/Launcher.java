@@ -48,6 +48,15 @@ public final class Launcher {
     /** Starts the last line {@code services} prints once everything is up; scripts wait for it. */
     public static final String SERVICES_READY = "# services ready";
 
+    /**
+     * Defaults of a standalone node on its embedded Kafka, in place of the shipped ones (the file and
+     * the environment still win). That Kafka serves this node alone, so the publish topic needs no
+     * partitions to spread routing over nodes; one partition puts a produce request's records in one
+     * batch instead of one per partition, which costs Kafka, the producer and the routing consumer
+     * less per message (docs/benchmarks.md, "The publish producer sends when Kafka is free").
+     */
+    static final Map<String, String> EMBEDDED_KAFKA_DEFAULTS = Map.of("kafka.publish-partitions", "1");
+
     private final Function<String, String> environment;
     private final PrintStream out;
 
@@ -105,6 +114,9 @@ public final class Launcher {
             }
         }
         Settings settings = Settings.load(file, environment);
+        if (command.mode() == Mode.STANDALONE && settings.string("kafka.bootstrap-servers").isBlank()) {
+            settings = Settings.load(file, environment, EMBEDDED_KAFKA_DEFAULTS);
+        }
         if (file != null) {
             log.info("Configuration from {} and the environment", file.toAbsolutePath());
         }

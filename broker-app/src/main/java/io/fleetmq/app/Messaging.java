@@ -334,8 +334,10 @@ final class Messaging implements AutoCloseable {
                 deviceQueues::size, DEVICE_QUEUES_SAMPLED);
         gauges.addAll(depth.register(meters));
         timers.scheduleWithFixedDelay(depth::sample, 0, DEVICE_QUEUE_SAMPLE_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
-        // One series per publish partition (a bounded, configured number): 0 where another node routes.
-        for (int p = 0; p < kafka.settings().publishPartitions(); p++) {
+        // One series per publish partition (a bounded number; the topic's, which an existing topic
+        // keeps over the configured one): 0 where another node routes.
+        int publishPartitions = clusterProducer.partitions(topics.publish());
+        for (int p = 0; p < publishPartitions; p++) {
             int partition = p;
             gauges.add(Gauge.builder("fleetmq.publish.routing.lag", routing, c -> c.lag(partition))
                     .description("PUBLISH records of this publish partition that this node routes and has not read yet")

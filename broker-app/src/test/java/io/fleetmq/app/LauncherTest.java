@@ -74,4 +74,29 @@ class LauncherTest {
         env.put("HOSTNAME", "broker-7");
         assertEquals("broker-7", configure().nodeId());
     }
+
+    @Test
+    void aStandaloneNodeOnItsEmbeddedKafkaWritesOnePublishPartition() throws Exception {
+        env.put("BROKER_DATA_DIR", dir.toString());
+        assertEquals(1, configure().kafka().publishPartitions());
+        assertEquals(1, configure("standalone").kafka().publishPartitions());
+        // the other topics keep their shipped counts
+        assertEquals(24, configure().kafka().sessionEventPartitions());
+    }
+
+    @Test
+    void theStandaloneDefaultGivesWayToTheOperatorsAndToOtherModes() throws Exception {
+        env.put("BROKER_DATA_DIR", dir.toString());
+        assertEquals(16, configure("node").kafka().publishPartitions(), "a cluster node spreads routing");
+        assertEquals(16, configure("services").kafka().publishPartitions());
+
+        env.put("KAFKA_BOOTSTRAP_SERVERS", "kafka-1:9092");
+        assertEquals(16, configure().kafka().publishPartitions(), "an external Kafka may serve other nodes later");
+        env.remove("KAFKA_BOOTSTRAP_SERVERS");
+
+        Files.writeString(dir.resolve("fleetmq.yml"), "kafka:\n  publish-partitions: 6\n");
+        assertEquals(6, configure().kafka().publishPartitions(), "the file wins");
+        env.put("KAFKA_PUBLISH_PARTITIONS", "3");
+        assertEquals(3, configure().kafka().publishPartitions(), "the environment wins");
+    }
 }

@@ -50,9 +50,25 @@ public final class Settings {
      * @throws ConfigException on an unreadable file, an unknown key or a non-scalar value
      */
     public static Settings load(Path file, Function<String, String> environment) {
+        return load(file, environment, Map.of());
+    }
+
+    /**
+     * As {@link #load(Path, Function)}, with {@code defaults} (dotted keys to values) in place of
+     * the shipped defaults of those keys: the file and the environment still win over them.
+     *
+     * @throws IllegalArgumentException naming a key of {@code defaults} that is not a setting
+     */
+    public static Settings load(Path file, Function<String, String> environment, Map<String, String> defaults) {
         Map<String, Declared> declared = shipped();
         Map<String, String> values = new LinkedHashMap<>();
         declared.forEach((key, d) -> values.put(key, d.defaultValue()));
+        defaults.forEach((key, value) -> {
+            if (!declared.containsKey(key)) {
+                throw new IllegalArgumentException("no setting " + key);
+            }
+            values.put(key, value);
+        });
         if (file != null) {
             for (Map.Entry<String, String> e : readFile(file).entrySet()) {
                 Declared d = declared.get(e.getKey());

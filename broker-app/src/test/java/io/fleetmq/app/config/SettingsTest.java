@@ -173,4 +173,20 @@ class SettingsTest {
         assertEquals(java.util.Optional.empty(), base.keyOf("NO_SUCH_VARIABLE"));
         assertEquals("AUTH_PROVIDERS", base.env("auth.providers"));
     }
+
+    @Test
+    void defaultsGivenAtLoadReplaceTheShippedOnesButNotTheFileOrTheEnvironment() throws IOException {
+        Path file = dir.resolve("fleetmq.yml");
+        Files.writeString(file, "kafka:\n  session-events-partitions: 5\n");
+        env.put("KAFKA_DEVICE_PERSISTED_PARTITIONS", "7");
+        Settings s = Settings.load(file, env::get, Map.of("kafka.publish-partitions", "2",
+                "kafka.session-events-partitions", "3", "kafka.device-persisted-partitions", "4"));
+        assertEquals("2", s.string("kafka.publish-partitions"));
+        assertEquals("5", s.string("kafka.session-events-partitions"));
+        assertEquals("7", s.string("kafka.device-persisted-partitions"));
+        assertEquals("16", Settings.load(file, env::get).string("kafka.publish-partitions"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Settings.load(null, env::get, Map.of("kafka.no-such", "1")));
+        assertTrue(e.getMessage().contains("kafka.no-such"), e.getMessage());
+    }
 }

@@ -103,6 +103,12 @@ public final class ConfirmedProducer implements AutoCloseable {
     /** @param bufferBytes the producer's {@code buffer.memory}: records held for Kafka before callers wait */
     public ConfirmedProducer(KafkaClients clients, String purpose, String topic, String role, Duration maxBlock,
             long bufferBytes, MeterRegistry registry) {
+        this(clients, purpose, topic, role, maxBlock, bufferBytes, Map.of(), registry);
+    }
+
+    /** @param tuning Kafka producer settings of this producer over those of {@link KafkaClients#producer} */
+    public ConfirmedProducer(KafkaClients clients, String purpose, String topic, String role, Duration maxBlock,
+            long bufferBytes, Map<String, Object> tuning, MeterRegistry registry) {
         this.topic = Objects.requireNonNull(topic, "topic");
         this.role = Objects.requireNonNull(role, "role");
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -119,8 +125,10 @@ public final class ConfirmedProducer implements AutoCloseable {
                         + " once it had room")
                 .tag("topic", role)
                 .register(registry);
-        this.producer = clients.producer(purpose, Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis(),
-                ProducerConfig.BUFFER_MEMORY_CONFIG, bufferBytes));
+        Map<String, Object> overrides = new java.util.HashMap<>(tuning);
+        overrides.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlock.toMillis());
+        overrides.put(ProducerConfig.BUFFER_MEMORY_CONFIG, bufferBytes);
+        this.producer = clients.producer(purpose, overrides);
         // Room for a couple of large records; below that, callers wait instead of blocking.
         this.roomNeeded = Math.min(2L * 1024 * 1024, bufferBytes / 2);
     }
