@@ -23,7 +23,13 @@ public final class ClusterProducer implements AutoCloseable {
     private final Map<String, Integer> partitionCounts = new ConcurrentHashMap<>();
 
     public ClusterProducer(KafkaClients clients) {
-        this.producer = clients.producer("cluster", Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000));
+        // As the publish producer (PublishLog.TUNING): no linger and one request in flight, so a
+        // write leaves at once on an idle connection and otherwise rides in the next request. A
+        // CONNECT waits for two of these writes in turn (its session event, then the decision and
+        // the answer), so a fixed linger sat on its path twice.
+        this.producer = clients.producer("cluster", Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000,
+                ProducerConfig.LINGER_MS_CONFIG, 0,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1));
         this.closeTimeout = clients.settings().requestTimeout();
     }
 
