@@ -59,6 +59,19 @@ public final class KafkaClients {
     }
 
     /**
+     * Producer settings for writes that something waits on (a PUBACK, a CONNACK): no linger and one
+     * request in flight per Kafka broker. A write goes out at once when the connection is idle, and
+     * otherwise rides in the next request with everything that came while the last one was out:
+     * batches grow with the load instead of with a fixed wait. Kafka serves one connection's
+     * requests one at a time anyway, so more in flight only queued them there. The batch size stays
+     * Kafka's: larger batches made each round trip longer. Measured in docs/benchmarks.md ("The
+     * publish producer sends when Kafka is free").
+     */
+    public static final Map<String, Object> SEND_WHEN_FREE = Map.of(
+            ProducerConfig.LINGER_MS_CONFIG, 0,
+            ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
+
+    /**
      * A producer whose success callback means "stored": acks=all with idempotence, so a PUBACK sent
      * from the callback is never a lie and retries cannot duplicate or reorder a publisher's
      * messages within a partition.

@@ -23,13 +23,11 @@ public final class ClusterProducer implements AutoCloseable {
     private final Map<String, Integer> partitionCounts = new ConcurrentHashMap<>();
 
     public ClusterProducer(KafkaClients clients) {
-        // As the publish producer (PublishLog.TUNING): no linger and one request in flight, so a
-        // write leaves at once on an idle connection and otherwise rides in the next request. A
-        // CONNECT waits for two of these writes in turn (its session event, then the decision and
-        // the answer), so a fixed linger sat on its path twice.
-        this.producer = clients.producer("cluster", Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000,
-                ProducerConfig.LINGER_MS_CONFIG, 0,
-                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1));
+        // A CONNECT waits for two of these writes in turn (its session event, then the decision and
+        // the answer), so they are sent as the PUBLISH records are, without a fixed linger.
+        Map<String, Object> overrides = new java.util.HashMap<>(KafkaClients.SEND_WHEN_FREE);
+        overrides.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000);
+        this.producer = clients.producer("cluster", overrides);
         this.closeTimeout = clients.settings().requestTimeout();
     }
 

@@ -6,10 +6,8 @@ import io.fleetmq.kafka.KafkaClients;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import io.fleetmq.core.retained.LogPosition;
 
 /**
@@ -35,20 +33,6 @@ public final class PublishLog implements AutoCloseable {
         void stored(BrokerMessage message, int partition, long offset);
     }
 
-    /**
-     * How the publish producer batches, for the PUBACK's sake: a PUBACK waits for its record's produce
-     * request, so any batching wait is on every PUBLISH's path. With no linger and one request in
-     * flight per Kafka broker, a record goes out at once when the connection is idle, and otherwise
-     * rides in the next request with everything that came while the last one was out: batches grow
-     * with the load instead of with a fixed wait. Kafka serves one connection's requests one at a
-     * time anyway, so more in flight only queued them there. The batch size stays Kafka's: larger
-     * batches made each round trip, and so each PUBACK, longer. Measured in docs/benchmarks.md ("The
-     * publish producer sends when Kafka is free").
-     */
-    static final Map<String, Object> TUNING = Map.of(
-            ProducerConfig.LINGER_MS_CONFIG, 0,
-            ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
-
     /** With {@link ConfirmedProducer#DEFAULT_MAX_BLOCK}. */
     public PublishLog(KafkaClients clients, MeterRegistry registry) {
         this(clients, registry, ConfirmedProducer.DEFAULT_MAX_BLOCK);
@@ -65,8 +49,8 @@ public final class PublishLog implements AutoCloseable {
     /** @param bufferBytes bytes of records held for Kafka before {@link #hasRoom()} says no */
     public PublishLog(KafkaClients clients, MeterRegistry registry, Duration maxBlock, long bufferBytes) {
         String topic = new BrokerTopics(clients.settings().topicPrefix()).publish();
-        this.producer = new ConfirmedProducer(clients, "publish", topic, "publish", maxBlock, bufferBytes, TUNING,
-                registry);
+        this.producer = new ConfirmedProducer(clients, "publish", topic, "publish", maxBlock, bufferBytes,
+                KafkaClients.SEND_WHEN_FREE, registry); // a PUBACK waits for its record's request
         producer.prepare(); // the first PUBLISH must not wait for metadata on an actor thread
     }
 
