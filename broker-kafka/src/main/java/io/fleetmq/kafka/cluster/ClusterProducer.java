@@ -23,11 +23,9 @@ public final class ClusterProducer implements AutoCloseable {
     private final Map<String, Integer> partitionCounts = new ConcurrentHashMap<>();
 
     public ClusterProducer(KafkaClients clients) {
-        // A CONNECT waits for two of these writes in turn (its session event, then the decision and
-        // the answer), so they are sent as the PUBLISH records are, without a fixed linger.
-        Map<String, Object> overrides = new java.util.HashMap<>(KafkaClients.SEND_WHEN_FREE);
-        overrides.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000);
-        this.producer = clients.producer("cluster", overrides);
+        // Not KafkaClients.SEND_WHEN_FREE: it gained CONNECT nothing measurable, and with it a race that
+        // leaves a CONNECT's answer unmatched on its node came up far more often (docs/benchmarks.md).
+        this.producer = clients.producer("cluster", Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000));
         this.closeTimeout = clients.settings().requestTimeout();
     }
 
