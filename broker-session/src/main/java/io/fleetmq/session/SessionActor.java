@@ -125,16 +125,31 @@ public final class SessionActor {
     // ======================================================================== inputs (any thread)
 
     /**
-     * Queues a CONNECT for this session. Called by the registry under its lock for this client ID,
-     * so it never interleaves with {@link SessionRegistry#tryEnd}: an actor that has a CONNECT queued
-     * does not end, and the connection's packets keep going to the actor that answers them.
+     * Marks a CONNECT as on its way to this session. Called by the registry under its lock for this
+     * client ID, so it never interleaves with {@link SessionRegistry#tryEnd}: an actor expecting a
+     * CONNECT does not end, and the connection's packets keep going to the actor that answers them.
+     * {@link #attach} follows, outside the lock.
+     */
+    void expectConnect() {
+        connectsPending.incrementAndGet();
+    }
+
+    /**
+     * Queues the CONNECT announced by {@link #expectConnect}. Called once the registry holds this
+     * actor for the client ID, never under the registry's lock: the CONNECT's answer may come back
+     * from the connect sequence before a map update still in progress would have made the actor
+     * visible, and the answer would find no session to go to.
      */
     void attach(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
-        connectsPending.incrementAndGet();
-        mailbox.tell(() -> {
+        boolean queued = mailbox.tell(() -> {
             connectsPending.decrementAndGet();
             connects.connect(conn, connect, assignedClientId);
         });
+        if (!queued) {
+            // Cannot happen while expectConnect holds the actor open; refused rather than left unanswered.
+            connectsPending.decrementAndGet();
+            conn.sendAndClose(Packet.ConnAck.refuse(ReasonCode.SERVER_UNAVAILABLE, "session closed; connect again"));
+        }
     }
 
     /**

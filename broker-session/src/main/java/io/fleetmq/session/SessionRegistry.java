@@ -35,11 +35,17 @@ public final class SessionRegistry {
         String clientId = assigned != null ? assigned : connect.clientId();
         // Under the map's lock for this client ID, so that it cannot interleave with the session
         // deciding to end (tryEnd): the actor that takes the CONNECT stays until it is processed.
-        return sessions.compute(clientId, (id, existing) -> {
-            SessionActor actor = existing != null ? existing : new SessionActor(id, services, this);
-            actor.attach(connection, connect, assigned);
-            return actor;
+        SessionActor actor = sessions.compute(clientId, (id, existing) -> {
+            SessionActor taking = existing != null ? existing : new SessionActor(id, services, this);
+            taking.expectConnect();
+            return taking;
         });
+        // Only now, with the actor in the map: a CONNECT told from inside compute could be decided,
+        // and its answer arrive, while the map still showed no session for the client ID (a reader
+        // does not wait for an update in progress), and the answer was then taken for a connection
+        // that had given up.
+        actor.attach(connection, connect, assigned);
+        return actor;
     }
 
     /**

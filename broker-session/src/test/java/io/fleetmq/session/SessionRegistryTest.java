@@ -107,4 +107,30 @@ class SessionRegistryTest {
         assertInstanceOf(Packet.ConnAck.class, again.written.get(0));
         assertInstanceOf(Packet.PingResp.class, again.written.get(1));
     }
+
+    @Test
+    @DisplayName("a CONNECT answered before the registry's update has finished still reaches its session")
+    void anAnswerFasterThanTheRegistryFindsItsSession() {
+        // Everything runs on the caller's thread: the actor's turn as soon as it is told, the connect
+        // sequence's answer as soon as it is asked. An answer can thus only find the session if the
+        // CONNECT is told after the registry holds its actor, as on a busy node where the thread that
+        // registers the session is preempted while the actor and the sequence run on.
+        InMemoryConnectSequence direct = new InMemoryConnectSequence(Runnable::run);
+        SessionServices services = new SessionServices("node", MqttLimits.defaults(), (PublishPort) null, null,
+                new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), Runnable::run, timers,
+                new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
+                direct, null, new io.fleetmq.session.cluster.ClientTypes(null), null, null);
+        SessionRegistry eager = new SessionRegistry(services);
+        direct.registry = eager;
+
+        RecordingConnection conn = new RecordingConnection();
+        SessionActor actor = eager.connect(connect("fast"), conn);
+
+        assertFalse(conn.written.isEmpty(), "the CONNECT was answered");
+        Packet.ConnAck ack = assertInstanceOf(Packet.ConnAck.class, conn.written.get(0));
+        assertEquals(0, ack.reasonCode().value());
+        assertSame(actor, eager.get("fast"));
+        assertFalse(direct.events.stream().anyMatch(e -> e instanceof io.fleetmq.core.cluster.SessionEvent.Disconnected),
+                "the acceptance was not undone: " + direct.events);
+    }
 }
