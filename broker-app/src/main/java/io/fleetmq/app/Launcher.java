@@ -50,12 +50,15 @@ public final class Launcher {
 
     /**
      * Defaults of a standalone node on its embedded Kafka, in place of the shipped ones (the file and
-     * the environment still win). That Kafka serves this node alone, so the publish topic needs no
-     * partitions to spread routing over nodes; one partition puts a produce request's records in one
-     * batch instead of one per partition, which costs Kafka, the producer and the routing consumer
-     * less per message (docs/benchmarks.md, "The publish producer sends when Kafka is free").
+     * the environment still win). That Kafka serves this node alone, so its topics need no
+     * partitions to spread routing, connect sequencing or DEVICE queue writes over nodes; one
+     * partition puts a produce request's records in one batch instead of one per partition, which
+     * costs Kafka, the producers and the consumers less per message and per CONNECT
+     * (docs/benchmarks.md, "The publish producer sends when Kafka is free" and "A CONNECT answered
+     * before its session was registered").
      */
-    static final Map<String, String> EMBEDDED_KAFKA_DEFAULTS = Map.of("kafka.publish-partitions", "1");
+    static final Map<String, String> EMBEDDED_KAFKA_DEFAULTS = Map.of("kafka.publish-partitions", "1",
+            "kafka.session-events-partitions", "1", "kafka.device-persisted-partitions", "1");
 
     private final Function<String, String> environment;
     private final PrintStream out;

@@ -76,18 +76,22 @@ class LauncherTest {
     }
 
     @Test
-    void aStandaloneNodeOnItsEmbeddedKafkaWritesOnePublishPartition() throws Exception {
+    void aStandaloneNodeOnItsEmbeddedKafkaWritesOnePartitionPerTopic() throws Exception {
         env.put("BROKER_DATA_DIR", dir.toString());
         assertEquals(1, configure().kafka().publishPartitions());
         assertEquals(1, configure("standalone").kafka().publishPartitions());
-        // the other topics keep their shipped counts
-        assertEquals(24, configure().kafka().sessionEventPartitions());
+        assertEquals(1, configure().kafka().sessionEventPartitions());
+        assertEquals(1, configure().kafka().devicePersistedPartitions());
+        // what has nothing to do with partitions keeps its shipped value
+        assertEquals(4, configure().cluster().downlinkPartitions());
     }
 
     @Test
     void theStandaloneDefaultGivesWayToTheOperatorsAndToOtherModes() throws Exception {
         env.put("BROKER_DATA_DIR", dir.toString());
         assertEquals(16, configure("node").kafka().publishPartitions(), "a cluster node spreads routing");
+        assertEquals(24, configure("node").kafka().sessionEventPartitions());
+        assertEquals(12, configure("node").kafka().devicePersistedPartitions());
         assertEquals(16, configure("services").kafka().publishPartitions());
 
         env.put("KAFKA_BOOTSTRAP_SERVERS", "kafka-1:9092");
@@ -98,5 +102,7 @@ class LauncherTest {
         assertEquals(6, configure().kafka().publishPartitions(), "the file wins");
         env.put("KAFKA_PUBLISH_PARTITIONS", "3");
         assertEquals(3, configure().kafka().publishPartitions(), "the environment wins");
+        env.put("KAFKA_SESSION_EVENTS_PARTITIONS", "8");
+        assertEquals(8, configure().kafka().sessionEventPartitions());
     }
 }
