@@ -77,6 +77,14 @@ public final class KafkaClients {
      * messages within a partition.
      */
     public KafkaProducer<String, byte[]> producer(String purpose, Map<String, Object> overrides) {
+        Properties props = producerProperties(purpose, overrides);
+        ClientMeters m = meters;
+        return m == null ? new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())
+                : m.producer(props, props.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG));
+    }
+
+    /** The settings of {@link #producer}: the node's, then {@code overrides}, then the operator's client settings. */
+    Properties producerProperties(String purpose, Map<String, Object> overrides) {
         Properties props = common(purpose);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -91,9 +99,10 @@ public final class KafkaClients {
         // default of 1 MiB does not take it.
         props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, settings.recordLimits().maxRecordBytes());
         props.putAll(overrides);
-        ClientMeters m = meters;
-        return m == null ? new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())
-                : m.producer(props, props.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG));
+        // The operator's client settings (kafka.client-properties-file) win over the node's tuning;
+        // those a promise rests on are refused when the file is read (BrokerConfig).
+        props.putAll(settings.clientSecurity());
+        return props;
     }
 
     /** A consumer that commits explicitly: the broker decides when a record has been handled. */
@@ -112,6 +121,14 @@ public final class KafkaClients {
 
     private KafkaConsumer<String, byte[]> consumer(String purpose, String groupId, Map<String, Object> overrides,
             boolean metered) {
+        Properties props = consumerProperties(purpose, groupId, overrides);
+        ClientMeters m = meters;
+        return m == null || !metered ? new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())
+                : m.consumer(props, props.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG));
+    }
+
+    /** The settings of a consumer: the node's, then {@code overrides}, then the operator's client settings. */
+    Properties consumerProperties(String purpose, String groupId, Map<String, Object> overrides) {
         Properties props = common(purpose);
         if (groupId != null) {
             props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
@@ -123,9 +140,8 @@ public final class KafkaClients {
         // partition of records near the limit is still read at full batches.
         props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, settings.recordLimits().topicMaxMessageBytes());
         props.putAll(overrides);
-        ClientMeters m = meters;
-        return m == null || !metered ? new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())
-                : m.consumer(props, props.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG));
+        props.putAll(settings.clientSecurity()); // as for producers
+        return props;
     }
 
     private Properties common(String purpose) {

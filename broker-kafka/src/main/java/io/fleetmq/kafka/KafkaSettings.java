@@ -23,7 +23,8 @@ import java.util.Objects;
  *                              production
  * @param maxPacketSize         {@code mqtt.max-packet-size}: sizes records, see {@link RecordLimits}
  * @param clientSecurity        Kafka client properties for TLS and SASL ({@code security.protocol},
- *                              {@code sasl.*}, {@code ssl.*}), given to every client of the node
+ *                              {@code sasl.*}, {@code ssl.*}) and the operator's other client settings,
+ *                              given to every client of the node after its own tuning
  * @param compressionType       the producers' {@code compression.type}: {@code lz4} (the default),
  *                              {@code zstd}, {@code gzip} or {@code none}; not snappy, which can grow
  *                              incompressible data by a sixth, more than {@link RecordLimits} allows for

@@ -389,10 +389,37 @@ public record BrokerConfig(
             } catch (java.io.IOException | RuntimeException e) {
                 throw s.invalid("kafka.client-properties-file", file, "cannot be read: " + e.getMessage());
             }
-            extra.stringPropertyNames().forEach(k -> props.put(k, extra.getProperty(k)));
+            for (String key : new java.util.TreeSet<>(extra.stringPropertyNames())) {
+                String why = NODE_DECIDES.get(key);
+                if (why != null) {
+                    throw s.invalid("kafka.client-properties-file", file, "sets " + key + ", which the node decides: " + why);
+                }
+                props.put(key, extra.getProperty(key));
+            }
         }
         return props;
     }
+
+    /**
+     * Kafka client settings a {@code kafka.client-properties-file} may not set, since a promise of the
+     * broker rests on them; with why. Every other one, tuning included, wins over the node's own.
+     */
+    static final java.util.Map<String, String> NODE_DECIDES = java.util.Map.ofEntries(
+            java.util.Map.entry("acks", "a PUBACK waits until every in-sync replica stored the message (acks=all)"),
+            java.util.Map.entry("enable.idempotence", "retries must not duplicate or reorder a publisher's messages"),
+            java.util.Map.entry("transactional.id", "the node's producers are not transactional"),
+            java.util.Map.entry("isolation.level", "consumers read only committed records"),
+            java.util.Map.entry("enable.auto.commit", "offsets are committed once the records are handled"),
+            java.util.Map.entry("auto.offset.reset", "a new consumer group reads from the beginning"),
+            java.util.Map.entry("group.id", "each consumer's group is part of the cluster's design"),
+            java.util.Map.entry("group.instance.id", "each consumer's group is part of the cluster's design"),
+            java.util.Map.entry("client.id", "it names the node and the client in Kafka's metrics"),
+            java.util.Map.entry("bootstrap.servers", "set KAFKA_BOOTSTRAP_SERVERS"),
+            java.util.Map.entry("key.serializer", "records are encoded by the node"),
+            java.util.Map.entry("value.serializer", "records are encoded by the node"),
+            java.util.Map.entry("key.deserializer", "records are decoded by the node"),
+            java.util.Map.entry("value.deserializer", "records are decoded by the node"),
+            java.util.Map.entry("max.poll.records", "a DEVICE queue recognises a message routed again within one batch"));
 
     private static String jaasQuoted(String value) {
         return value.replace("\\", "\\\\").replace("\"", "\\\"");

@@ -48,6 +48,16 @@ class BrokerConfigTest {
         assertEquals("", props.get("ssl.endpoint.identification.algorithm"));
         assertEquals("use_all_dns_ips", props.get("client.dns.lookup"));
 
+        java.nio.file.Path unsafe = java.nio.file.Files.writeString(dir.resolve("unsafe.properties"),
+                "linger.ms=5\nacks=1\n");
+        env.put("KAFKA_CLIENT_PROPERTIES_FILE", unsafe.toString());
+        ConfigException refused = assertThrows(ConfigException.class, this::config);
+        assertTrue(refused.getMessage().startsWith("setting kafka.client-properties-file (KAFKA_CLIENT_PROPERTIES_FILE)")
+                && refused.getMessage().contains("sets acks, which the node decides"), refused.getMessage());
+        java.nio.file.Files.writeString(unsafe, "linger.ms=5\n");
+        assertEquals("5", config().kafka().clientSecurity().get("linger.ms"), "tuning is the operator's to set");
+        env.put("KAFKA_CLIENT_PROPERTIES_FILE", extra.toString());
+
         env.put("KAFKA_SASL_PASSWORD", "");
         ConfigException e = assertThrows(ConfigException.class, this::config);
         assertTrue(e.getMessage().contains("KAFKA_SASL_PASSWORD"), e.getMessage());
