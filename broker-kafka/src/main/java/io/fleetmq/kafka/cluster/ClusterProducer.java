@@ -23,8 +23,8 @@ public final class ClusterProducer implements AutoCloseable {
     private final Map<String, Integer> partitionCounts = new ConcurrentHashMap<>();
 
     public ClusterProducer(KafkaClients clients) {
-        // Not KafkaClients.SEND_WHEN_FREE: it gained CONNECT nothing measurable, and with it a race that
-        // leaves a CONNECT's answer unmatched on its node came up far more often (docs/benchmarks.md).
+        // Not KafkaClients.SEND_WHEN_FREE: measured twice, it gained CONNECT nothing, and the persistent
+        // DEVICE path about 13 %, within reach of the spread (docs/benchmarks.md).
         this.producer = clients.producer("cluster", Map.of(ProducerConfig.MAX_BLOCK_MS_CONFIG, 2_000));
         this.closeTimeout = clients.settings().requestTimeout();
     }
