@@ -55,6 +55,7 @@ public final class KafkaClients {
         int timeout = (int) settings.requestTimeout().toMillis();
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        props.putAll(settings.clientSecurity()); // as for producers
         return Admin.create(props);
     }
 
@@ -99,8 +100,9 @@ public final class KafkaClients {
         // default of 1 MiB does not take it.
         props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, settings.recordLimits().maxRecordBytes());
         props.putAll(overrides);
-        // The operator's client settings (kafka.client-properties-file) win over the node's tuning;
-        // those a promise rests on are refused when the file is read (BrokerConfig).
+        // TLS and SASL towards the Kafka cluster, and the operator's other client settings
+        // (kafka.client-properties-file), the same for every client and last, so they win over the
+        // node's tuning; those a promise rests on are refused when the file is read (BrokerConfig).
         props.putAll(settings.clientSecurity());
         return props;
     }
@@ -151,8 +153,6 @@ public final class KafkaClients {
         // Fail over quickly between brokers and do not hammer an unreachable one.
         props.put(CommonClientConfigs.RECONNECT_BACKOFF_MS_CONFIG, 100);
         props.put(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG, 2_000);
-        // TLS and SASL towards the Kafka cluster (managed services), the same for every client.
-        props.putAll(settings.clientSecurity());
         return props;
     }
 }

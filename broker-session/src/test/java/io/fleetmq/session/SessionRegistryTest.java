@@ -36,13 +36,19 @@ class SessionRegistryTest {
 
     @BeforeEach
     void setUp() {
+        registry = registry(turns::add, sequence);
+    }
+
+    /** A registry whose actors take their turns on {@code actors}, answered by {@code sequence}. */
+    private SessionRegistry registry(java.util.concurrent.Executor actors, InMemoryConnectSequence sequence) {
         // The paths exercised here publish nothing: no publish log or retained store is needed.
         SessionServices services = new SessionServices("node", MqttLimits.defaults(), (PublishPort) null, null,
-                new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), turns::add, timers,
+                new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), actors, timers,
                 new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
                 sequence, null, new io.fleetmq.session.cluster.ClientTypes(null), null, null);
-        registry = new SessionRegistry(services);
-        sequence.registry = registry;
+        SessionRegistry created = new SessionRegistry(services);
+        sequence.registry = created;
+        return created;
     }
 
     @AfterEach
@@ -116,12 +122,7 @@ class SessionRegistryTest {
         // CONNECT is told after the registry holds its actor, as on a busy node where the thread that
         // registers the session is preempted while the actor and the sequence run on.
         InMemoryConnectSequence direct = new InMemoryConnectSequence(Runnable::run);
-        SessionServices services = new SessionServices("node", MqttLimits.defaults(), (PublishPort) null, null,
-                new SubscriptionTrie(), new RetainedIndex<BrokerMessage>(), Runnable::run, timers,
-                new SimpleMeterRegistry(), new MessageDrops(new SimpleMeterRegistry()), System::currentTimeMillis,
-                direct, null, new io.fleetmq.session.cluster.ClientTypes(null), null, null);
-        SessionRegistry eager = new SessionRegistry(services);
-        direct.registry = eager;
+        SessionRegistry eager = registry(Runnable::run, direct);
 
         RecordingConnection conn = new RecordingConnection();
         SessionActor actor = eager.connect(connect("fast"), conn);
