@@ -1,10 +1,13 @@
 package io.fleetmq.app;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import io.fleetmq.app.support.TestBroker;
+import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.persistence.redis.Redis;
 import io.fleetmq.persistence.redis.RedisSettings;
 import io.fleetmq.testkit.Await;
@@ -13,15 +16,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What a session that never persists costs Redis: its start clears what an earlier session of the
- * client ID left (a DEVICE queue and QoS 2 receipts), and its end asks nothing, since nothing is
- * written to Redis for a session with expiry 0. A session that persisted is cleared at its end too.
+ * What a session that never persists costs Redis: nothing, neither at its start nor at its end, since
+ * nothing is written to Redis for a session with expiry 0. The store (a DEVICE queue and QoS 2
+ * receipts) is cleared where a persistent session ends or begins: at its end, by the CONNECT that
+ * ends it, and before a persistent session uses it, even one that goes on from a session that did
+ * not persist.
  */
 // Counts every script Redis runs: no other test may use the shared Redis meanwhile.
 @org.junit.jupiter.api.parallel.Isolated
@@ -32,10 +38,12 @@ class ShortSessionRedisTest {
 
     private static TestBroker broker;
     private static Redis redis;
+    private static String prefix;
 
     @BeforeAll
     static void start() {
-        broker = TestBroker.start(dataDir, Map.of("KAFKA_TOPIC_PREFIX", "ss" + UUID.randomUUID().toString().substring(0, 6) + "."));
+        prefix = "ss" + UUID.randomUUID().toString().substring(0, 6) + ".";
+        broker = TestBroker.start(dataDir, Map.of("KAFKA_TOPIC_PREFIX", prefix));
         redis = Redis.connect(new RedisSettings(TestServices.shared().redisUrl(), Duration.ofSeconds(5)));
     }
 
@@ -47,10 +55,7 @@ class ShortSessionRedisTest {
         broker.close();
     }
 
-    /**
-     * Scripts run, as Redis counts them: clearing a DEVICE queue is one (the QoS 2 receipts' DEL is not
-     * counted here, as Redis counts the commands scripts run among the DELs).
-     */
+    /** Scripts run, as Redis counts them: clearing a DEVICE queue is one, reading it another. */
     private static long deleteCalls() {
         long calls = 0;
         for (String line : redis.sync().info("commandstats").split("\r?\n")) {
@@ -63,8 +68,8 @@ class ShortSessionRedisTest {
     }
 
     @Test
-    void aSessionWithExpiryZeroIsClearedInRedisAtItsStartOnly() {
-        int cycles = 10;
+    void aSessionWithExpiryZeroCostsRedisNothing() {
+        int cycles = 20;
         String id = "short-" + UUID.randomUUID().toString().substring(0, 6);
         long before = deleteCalls();
         for (int i = 0; i < cycles; i++) {
@@ -72,14 +77,70 @@ class ShortSessionRedisTest {
             c.connectWith().cleanStart(true).send();
             c.disconnect();
         }
-        // The queue is cleared as each session starts; its end adds nothing. Waited for, as the last
-        // session's commands may still be on their way when the client has closed.
-        Await.until(Duration.ofSeconds(10), "the starts' commands", () -> deleteCalls() - before >= cycles);
-        Mqtt5BlockingClient last = broker.v5(id);
-        last.connectWith().cleanStart(true).send(); // after the last end: its command, if any, came before
-        last.disconnect();
-        Await.until(Duration.ofSeconds(10), "the last start's command", () -> deleteCalls() - before >= cycles + 1);
-        assertEquals(cycles + 1, deleteCalls() - before, "one queue clearing per session start, none at its end");
+        // A persistent session of the same client ID clears the store and reads its queue: a few
+        // scripts. They reach Redis over the node's connection after any the sessions before it sent,
+        // so once the first is counted, one per earlier session would be too.
+        Mqtt5BlockingClient persistent = broker.v5(id);
+        persistent.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+        Await.until(Duration.ofSeconds(10), "the persistent start's scripts", () -> deleteCalls() - before >= 1);
+        long scripts = deleteCalls() - before;
+        assertTrue(scripts < cycles, "the " + cycles + " sessions without expiry ran none of the " + scripts + " scripts");
+        persistent.disconnectWith().sessionExpiryInterval(0).send();
+    }
+
+    @Test
+    void aCleanStartWithoutExpiryEndsThePersistentSessionsQueueAndCountsIt() {
+        String id = "ended-" + UUID.randomUUID().toString().substring(0, 6);
+        String topic = "ss/" + id;
+        Mqtt5BlockingClient sub = broker.v5(id);
+        sub.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+        sub.subscribeWith().topicFilter(topic).qos(MqttQos.AT_LEAST_ONCE).send();
+        sub.disconnect();
+        Mqtt5BlockingClient pub = broker.connectedV5("ended-pub-" + id);
+        for (int i = 0; i < 3; i++) {
+            pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {(byte) i}).send();
+        }
+        pub.disconnect();
+        Await.until(Duration.ofSeconds(10), "three messages queued", () -> queued(id) == 3);
+        double dropped = broker.dropped("session_ended");
+
+        Mqtt5BlockingClient again = broker.v5(id);
+        assertFalse(again.connectWith().cleanStart(true).send().isSessionPresent());
+        Await.until(Duration.ofSeconds(10), "the queue deleted", () -> queued(id) == 0);
+        Await.until(Duration.ofSeconds(10), "its messages counted", () -> broker.dropped("session_ended") >= dropped + 3);
+        assertEquals(dropped + 3, broker.dropped("session_ended"));
+        again.disconnect();
+    }
+
+    @Test
+    void aSessionThatDidNotPersistClearsTheStoreWhenItGoesOnAsOneThatDoes() throws Exception {
+        String id = "goes-on-" + UUID.randomUUID().toString().substring(0, 6);
+        Mqtt5BlockingClient shortLived = broker.v5(id);
+        shortLived.connectWith().cleanStart(true).send();
+        // What an earlier session's late write left in the queue: not this session's.
+        queues().append(id, 0, 42, new byte[] {1, 2, 3}).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(1, queued(id));
+        double dropped = broker.dropped("session_ended");
+
+        Mqtt5BlockingClient persistent = broker.v5(id); // takes the live session over and persists it
+        assertTrue(persistent.connectWith().cleanStart(false).sessionExpiryInterval(300).send().isSessionPresent());
+        // Deleted with the store, not read as the session's own (it is no message at all).
+        Await.until(Duration.ofSeconds(10), "the leftover deleted",
+                () -> queued(id) == 0 && broker.dropped("session_ended") >= dropped + 1);
+        assertEquals(dropped + 1, broker.dropped("session_ended"));
+        persistent.disconnectWith().sessionExpiryInterval(0).send();
+    }
+
+    private static DeviceQueues queues() {
+        return new DeviceQueues(redis.binaryCommands(), prefix, 1000, Duration.ofMinutes(5));
+    }
+
+    private static long queued(String clientId) {
+        try {
+            return queues().size(clientId).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test

@@ -67,8 +67,8 @@ final class ConnectWaits {
 
     /** Makes an accepted CONNECT the session's connection. */
     interface Acceptor {
-        /** @param queuing messages for the session go through its store (see {@code SessionState#queuing}) */
-        void accept(Pending p, long epoch, boolean sessionPresent, boolean queuing);
+        /** @param answer the connect sequence's: the epoch, whether the session continues and persists */
+        void accept(Pending p, NodeCommand.ConnectAccepted answer);
     }
 
     /** Reason string of a CONNECT refused because the node is drained. */
@@ -398,9 +398,10 @@ final class ConnectWaits {
     /** The connect sequence's answer to one of this session's CONNECTs. */
     void accepted(NodeCommand.ConnectAccepted answer) {
         Pending p = pending(answer.requestId());
-        if (p != null && answer.sessionPresent()) {
+        if (p != null && answer.sessionPresent() && !answer.clearStore()) {
             // The QoS 2 receipts the session's earlier connections left (on any node) are known
             // before this connection's packets are handled, which wait meanwhile [MQTT-4.3.3-10].
+            // A session that did not persist stored none: what Redis holds is cleared instead.
             p.timeout().cancel(false);
             resumeInboundQos2.accept(() -> answered(answer));
             return;
@@ -430,7 +431,7 @@ final class ConnectWaits {
             p.conn().sendAndClose(null); // a later connection was accepted while this one learned its receipts
             return;
         }
-        acceptor.accept(p, answer.epoch(), answer.sessionPresent(), answer.queuing());
+        acceptor.accept(p, answer);
         for (Runnable deferred : p.deferred()) {
             deferred.run();
         }

@@ -174,14 +174,14 @@ final class InboundQos2 {
         ids.clear();
     }
 
-    /**
-     * The session ended (or a clean start begins a new one): its QoS 2 state ends too.
-     *
-     * @param inRedis whether receipts may be stored (they are only for sessions that persist)
-     */
-    void ended(boolean inRedis) {
+    /** The session ended (or a clean start begins a new one): its QoS 2 state ends too. */
+    void ended() {
         ids.clear();
-        if (receipts != null && inRedis) {
+    }
+
+    /** Deletes the receipts stored in Redis for the client ID (only sessions that persist store them). */
+    void deleteReceipts() {
+        if (receipts != null) {
             redis(() -> receipts.delete(clientId)).whenComplete((ok, error) -> {
                 if (error != null) {
                     failed("delete", error); // the receipts expire with their TTL

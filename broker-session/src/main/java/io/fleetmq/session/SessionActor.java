@@ -467,11 +467,12 @@ public final class SessionActor {
     // ======================================================================== the session's steps
 
     /** The connect sequence accepted a CONNECT: its connection takes the session over. */
-    private void accept(ConnectWaits.Pending p, long acceptedEpoch, boolean sessionPresent, boolean queuing) {
+    private void accept(ConnectWaits.Pending p, NodeCommand.ConnectAccepted answer) {
         ClientConnection conn = p.conn();
         Packet.Connect connect = p.connect();
-        epoch = acceptedEpoch;
-        this.queuing = queuing;
+        boolean sessionPresent = answer.sessionPresent();
+        epoch = answer.epoch();
+        queuing = answer.queuing();
         if (connection.isOnline()) {
             boolean keepWillPending = !connect.cleanStart() && lifetime.hasDelayedWill();
             connection.closeTakenOver(connection.current());
@@ -483,10 +484,18 @@ public final class SessionActor {
         // A reconnect cancels a will still waiting for its delay, and the session's expiry [MQTT-3.1.3-9].
         lifetime.cancelTimers();
         expiryDue = false;
+        // The store in Redis is cleared when the connect sequence says so: a persistent session this
+        // CONNECT ends leaves it, and a persistent session starts without what an earlier one left.
+        // Between sessions that never persist, a CONNECT costs Redis nothing.
         if (!sessionPresent) {
-            clearSessionState(true); // what an earlier session of the client ID left in Redis
-        } else if (subscriptions.isEmpty()) {
-            subscriptions.adopt();
+            clearSessionState(answer.clearStore());
+        } else {
+            if (answer.clearStore()) {
+                clearStore(); // a session that did not persist goes on as one that does
+            }
+            if (subscriptions.isEmpty()) {
+                subscriptions.adopt();
+            }
         }
         access = p.access();
         clientType = p.verdict() != null && p.verdict().clientType() != null ? p.verdict().clientType()
@@ -687,13 +696,19 @@ public final class SessionActor {
         }
     }
 
+    /** Deletes the client ID's DEVICE queue and QoS 2 receipts in Redis. */
+    private void clearStore() {
+        deviceQueue.deleteQueue();
+        inboundQos2.deleteReceipts();
+    }
+
     /** @param inRedis whether the session may have a DEVICE queue or QoS 2 receipts in Redis to delete */
     private void clearSessionState(boolean inRedis) {
         if (inRedis) {
-            deviceQueue.deleteQueue();
+            clearStore();
         }
         subscriptions.ended();
-        inboundQos2.ended(inRedis);
+        inboundQos2.ended();
         // Entries of the DEVICE queue are counted as the queue is deleted; the rest only this session held.
         services.drops().count(MessageDrops.Reason.SESSION_ENDED, outbound.clear(DeviceQueueReader::isEntry));
     }

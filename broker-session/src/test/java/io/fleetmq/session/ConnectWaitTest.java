@@ -90,7 +90,7 @@ class ConnectWaitTest {
 
         // The sequence read its events again (after a failed write, or as the partition's new owner).
         h.sequence.registry.command(new io.fleetmq.core.cluster.NodeCommand.ConnectAccepted(connect.requestId(),
-                CLIENT, 1, false, false));
+                CLIENT, 1, false, false, false));
         h.actors.runAll();
 
         assertEquals(List.of(), h.sequence.events.subList(before, h.sequence.events.size()),

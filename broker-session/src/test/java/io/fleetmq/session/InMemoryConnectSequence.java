@@ -54,8 +54,8 @@ final class InMemoryConnectSequence implements ClusterPort {
             boolean queuing = c.sessionExpirySeconds() > 0 || present && old.queuing();
             sessions.put(c.clientId(), new SessionState(c.clientId(), "node", 1, epoch, true,
                     c.sessionExpirySeconds(), 0, null, c.requestId(), c.clientType(), queuing));
-            answers.execute(() -> registry.command(new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(),
-                    epoch, present, queuing)));
+            answers.execute(() -> registry.command(NodeCommand.ConnectAccepted.decided(c.requestId(), c.clientId(),
+                    epoch, old, present, queuing)));
         } else if (event instanceof SessionEvent.Disconnected d) {
             SessionState s = sessions.get(d.clientId());
             long expiry = d.sessionExpirySeconds() == SessionEvent.Disconnected.KEEP_EXPIRY && s != null

@@ -103,8 +103,12 @@ class InboundQos2Test {
         InboundQos2 q = session("c3");
         q.storing(1);
         q.settled(1, true, 300).get(10, TimeUnit.SECONDS);
-        q.ended(true);
+        q.ended();
         assertFalse(q.isResend(1, true));
+        InboundQos2 stillStored = session("c3");
+        assertTrue(resume(stillStored));
+        assertTrue(stillStored.isResend(1, true), "ending the session here leaves the store to its owner");
+        q.deleteReceipts();
         InboundQos2 next = session("c3");
         assertTrue(resume(next));
         assertFalse(next.isResend(1, true), "a clean start ends the QoS 2 state everywhere");

@@ -146,6 +146,7 @@ public final class ClusterCodec {
                 out.writeLong(a.epoch());
                 out.writeBoolean(a.sessionPresent());
                 out.writeBoolean(a.queuing());
+                out.writeBoolean(a.clearStore());
             });
         } else if (command instanceof NodeCommand.TakeOver t) {
             return write(COMMAND_TAKE_OVER, out -> {
@@ -355,8 +356,7 @@ public final class ClusterCodec {
         return read(bytes, (byte) type, in -> {
             switch (type) {
                 case COMMAND_CONNECT_ACCEPTED:
-                    return new NodeCommand.ConnectAccepted(str(in), str(in), in.getLong(), bool(in),
-                            in.hasRemaining() && bool(in));
+                    return connectAccepted(in);
                 case COMMAND_TAKE_OVER:
                     return new NodeCommand.TakeOver(str(in), in.getLong());
                 case COMMAND_QUEUED:
@@ -470,6 +470,20 @@ public final class ClusterCodec {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
         out.writeInt(b.length);
         out.write(b);
+    }
+
+    /**
+     * An answer written before {@code clearStore} existed carries only {@code queuing} (or not even
+     * that): every new session then clears what an earlier one left, as its node did then.
+     */
+    private static NodeCommand.ConnectAccepted connectAccepted(ByteBuffer in) throws MessageFormatException {
+        String requestId = str(in);
+        String clientId = str(in);
+        long epoch = in.getLong();
+        boolean present = bool(in);
+        boolean queuing = in.hasRemaining() && bool(in);
+        boolean clearStore = in.hasRemaining() ? bool(in) : !present;
+        return new NodeCommand.ConnectAccepted(requestId, clientId, epoch, present, queuing, clearStore);
     }
 
     private static String str(ByteBuffer in) throws MessageFormatException {

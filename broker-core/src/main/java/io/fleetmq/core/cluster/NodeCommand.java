@@ -12,12 +12,29 @@ public sealed interface NodeCommand {
      * The CONNECT {@code requestId} is accepted as connection {@code epoch} of the client ID.
      *
      * @param sessionPresent whether a session continues [MQTT-3.2.2-2]
+     * @param queuing whether the session persists: its DEVICE queue and QoS 2 receipts are kept in Redis
+     * @param clearStore whether the node deletes what Redis holds under the client ID (a DEVICE queue,
+     *     QoS 2 receipts): the store of a persistent session that this CONNECT ends, or what an earlier
+     *     session may have left before a persistent session uses the store. Between sessions that do
+     *     not persist there is nothing to delete: they never write to Redis.
      */
-    record ConnectAccepted(String requestId, String clientId, long epoch, boolean sessionPresent, boolean queuing)
-            implements NodeCommand {
+    record ConnectAccepted(String requestId, String clientId, long epoch, boolean sessionPresent, boolean queuing,
+            boolean clearStore) implements NodeCommand {
         public ConnectAccepted {
             Objects.requireNonNull(requestId, "requestId");
             Objects.requireNonNull(clientId, "clientId");
+        }
+
+        /**
+         * The answer to a CONNECT that starts or continues a session.
+         *
+         * @param before the client ID's session when the CONNECT was decided; null: none
+         */
+        public static ConnectAccepted decided(String requestId, String clientId, long epoch, SessionState before,
+                boolean sessionPresent, boolean queuing) {
+            boolean persisted = before != null && before.queuing();
+            boolean clear = sessionPresent ? queuing && !persisted : queuing || persisted;
+            return new ConnectAccepted(requestId, clientId, epoch, sessionPresent, queuing, clear);
         }
     }
 

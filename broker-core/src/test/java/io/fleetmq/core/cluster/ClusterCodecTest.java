@@ -35,6 +35,19 @@ class ClusterCodecTest {
         }
     }
 
+    @Test
+    void anAnswerWithoutTheClearFlagClearsEveryNewSessionAsBefore() throws MessageFormatException {
+        for (boolean present : new boolean[] {false, true}) {
+            byte[] now = ClusterCodec.encode(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, true, false));
+            byte[] before = java.util.Arrays.copyOf(now, now.length - 1); // as written before the flag existed
+            NodeCommand.ConnectAccepted old = (NodeCommand.ConnectAccepted) ClusterCodec.decodeCommand(before);
+            assertEquals(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, true, !present), old);
+            byte[] oldest = java.util.Arrays.copyOf(now, now.length - 2); // nor the queuing flag
+            assertEquals(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, false, !present),
+                    ClusterCodec.decodeCommand(oldest));
+        }
+    }
+
     private static final SessionState.ClientInfo CLIENT =
             new SessionState.ClientInfo("10.1.2.3", "alice", "5", 1_700_000_000_123L, 60);
 
@@ -126,7 +139,9 @@ class ClusterCodecTest {
         for (SessionEvent e : events) {
             assertEquals(e, ClusterCodec.decodeEvent(ClusterCodec.encode(e)));
         }
-        List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true, true),
+        List<NodeCommand> commands = List.of(new NodeCommand.ConnectAccepted("r", "dev-1", 4, true, true, false),
+                new NodeCommand.ConnectAccepted("r", "dev-1", 1, false, true, true),
+                new NodeCommand.ConnectAccepted("r", "dev-1", 1, false, false, false),
                 new NodeCommand.TakeOver("dev-1", 5),
                 new NodeCommand.Queued("dev-1", 77, new Downlink(1, 2, WILL, List.of(PLAIN))),
                 new NodeCommand.AdminDisconnect("a/b/c", 3, true),

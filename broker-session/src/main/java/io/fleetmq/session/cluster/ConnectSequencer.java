@@ -386,6 +386,7 @@ public final class ConnectSequencer {
             }
             return;
         }
+        SessionState ending = cur; // an expired one too: its store goes now
         if (cur != null && !cur.connected() && cur.expiresAtMillis() <= now) {
             cur = null; // expired; its timer has not caught up yet
         }
@@ -426,7 +427,8 @@ public final class ConnectSequencer {
         boolean queuing = c.sessionExpirySeconds() > 0 || present && cur.queuing();
         write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
                 c.will(), c.requestId(), c.clientType(), queuing, c.client()));
-        command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), epoch, present, queuing));
+        command(c.nodeId(), NodeCommand.ConnectAccepted.decided(c.requestId(), c.clientId(), epoch, ending, present,
+                queuing));
     }
 
     private void counted(TakeOverEnd end) {
@@ -464,8 +466,11 @@ public final class ConnectSequencer {
     private void answerAgain(SessionEvent.Connect c, SessionState cur) {
         if (cur != null && cur.requestId().equals(c.requestId()) && cur.connected()
                 && cur.nodeId().equals(c.nodeId()) && cur.nodeIncarnation() == c.nodeIncarnation()) {
-            command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), cur.epoch(),
-                    !c.cleanStart() && cur.epoch() > 1, cur.queuing()));
+            // The session before this CONNECT is not known any more: a new session clears the store
+            // in case one persisted, and a resumed one keeps it in case it is its own.
+            boolean present = !c.cleanStart() && cur.epoch() > 1;
+            command(c.nodeId(), new NodeCommand.ConnectAccepted(c.requestId(), c.clientId(), cur.epoch(), present,
+                    cur.queuing(), !present));
         }
     }
 
