@@ -5,10 +5,11 @@
 #   broker-bench/cluster-sitting.sh scale OUT          p2p QoS 1 on a local cluster of 1 node, then of 3
 #   broker-bench/cluster-sitting.sh app-fan-in OUT     standalone, auth on: fan-in QoS 1 to a clean and to a
 #                                                      persistent APPLICATION subscriber
-#   broker-bench/cluster-sitting.sh storm OUT N P RATE 3-node local cluster, P generators of N devices each
-#                                                      (persistent sessions), node-3 killed once all are up
+#   broker-bench/cluster-sitting.sh storm OUT N P RATE local cluster of NODES nodes (default 3), P generators
+#                                                      of N devices each (persistent sessions), the last
+#                                                      node killed once all are up
 #
-# Reports go to OUT/<run>.txt. Ports: local cluster 1883-1885, 8081-8083, 9001-9003, 19092-19095;
+# Reports go to OUT/<run>.txt. Ports: local cluster 1883-, 8081-, 9001- (one per node), 19092-19095;
 # standalone 25083, 25092-25093, 25379, 25432, 25883.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,11 +66,13 @@ app_fan_in() {
 
 storm() {
   local per=${3:?devices per generator} procs=${4:?generators} rate=${5:?connects/s per generator}
+  local nodes=${NODES:-3} ports
+  ports=$(seq -s, 1883 $((1882 + nodes)))
   rm -rf "$LOCAL_CLUSTER_DIR"
-  ./local-cluster start 3 >"$out/cluster.log" 2>&1
+  ./local-cluster start "$nodes" >"$out/cluster.log" 2>&1
   local pids=() p
   for p in $(seq 1 "$procs"); do
-    "${bench[@]}" --scenario storm --clients "$per" --qos 1 --session-expiry 300 --port 1883,1884,1885 \
+    "${bench[@]}" --scenario storm --clients "$per" --qos 1 --session-expiry 300 --port "$ports" \
       --source-addresses "127.0.0.$((p * 10))-127.0.0.$((p * 10 + 3))" --connect-rate "$rate" \
       --connect-concurrency 500 --threads 1 --duration 10m --storm-timeout 120s \
       >"$out/storm-$p.txt" 2>"$out/storm-$p.err" &
@@ -78,7 +81,7 @@ storm() {
   for p in $(seq 1 "$procs"); do
     until grep -q '^READY$' "$out/storm-$p.err"; do kill -0 "${pids[$((p - 1))]}" || break; sleep 1; done
   done
-  kill -9 "$(cat "$LOCAL_CLUSTER_DIR/node-3.pid")"
+  kill -9 "$(cat "$LOCAL_CLUSTER_DIR/node-$nodes.pid")"
   wait "${pids[@]}" || true
   ./local-cluster stop >>"$out/cluster.log" 2>&1
 }

@@ -49,7 +49,8 @@ public final class OptionsParser {
                                           and the broker's memory per connection
                                  storm:   N devices connect as in idle; when the broker drops them
                                           (a node stopped, or --kill-pid), each reconnects at once
-                                          to the next port under the same client ID; reports how
+                                          to another port under the same client ID (a port's
+                                          devices spread over the others); reports how
                                           long until 50/90/99/100 % are served again
               --host HOST        broker address (default 127.0.0.1)
               --port PORT[,PORT...]

@@ -38,9 +38,19 @@ final class FleetClient {
         return portIndex;
     }
 
-    /** Moves on to the next port of the list, the next node of the cluster. */
-    void nextPort() {
-        portIndex = (portIndex + 1) % fleet.ports();
+    /**
+     * Moves on to another port of the list, another node of the cluster. After a drop the devices of
+     * one port spread evenly over the others, as behind a load balancer (device {@code i} of a port
+     * skips {@code (i / ports) mod (ports - 1)} of them); after a failed attempt, the next port.
+     */
+    void nextPort(boolean dropped) {
+        portIndex = nextPort(index, portIndex, fleet.ports(), dropped);
+    }
+
+    /** The port device {@code index} on {@code current} of {@code ports} goes to; see {@link #nextPort(boolean)}. */
+    static int nextPort(int index, int current, int ports, boolean dropped) {
+        int step = dropped && ports > 2 ? 1 + (index / ports) % (ports - 1) : 1;
+        return (current + step) % ports;
     }
 
     String clientId() {

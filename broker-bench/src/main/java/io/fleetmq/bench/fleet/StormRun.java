@@ -25,9 +25,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The storm scenario: bring the fleet up as idle does, print {@code READY}, and wait for the broker
  * to drop connections (a node stopped by the operator, or by the tool with {@code --kill-pid}). Each
- * dropped device reconnects at once, under its client ID, to the next port of the list (the next
- * node), and subscribes again unless its session came back; a failed attempt moves on to the next
- * port again. The storm ends when every dropped device is served again and nothing has dropped for a
+ * dropped device reconnects at once, under its client ID, to another port of the list (another
+ * node: the devices of one port spread evenly over the others, as behind a load balancer), and
+ * subscribes again unless its session came back; a failed attempt moves on to the next port. The storm ends when every dropped device is served again and nothing has dropped for a
  * second, or at the storm timeout.
  *
  * <p>Reconnects are not held back by {@code --connect-rate} or {@code --connect-concurrency}: a real
@@ -196,9 +196,12 @@ public final class StormRun {
         return n;
     }
 
-    /** Reconnects {@code device} to its next port, after the jitter and, after a full round of failures, a pause. */
-    private void reconnect(FleetClient device) {
-        device.nextPort();
+    /**
+     * Reconnects {@code device} to another port (see {@link FleetClient#nextPort}), after the jitter
+     * and, after a full round of failures, a pause.
+     */
+    private void reconnect(FleetClient device, boolean dropped) {
+        device.nextPort(dropped);
         long delay = 0;
         long jitter = options.fleet().reconnectJitter().toNanos();
         if (jitter > 0) {
@@ -232,7 +235,7 @@ public final class StormRun {
         public void failed(FleetClient device, Failure failure, long nanos) {
             ramp.handshakeOver(device);
             if (ready.get() && down.get(device.index) == 1) {
-                reconnect(device);
+                reconnect(device, false);
             }
         }
 
@@ -248,7 +251,7 @@ public final class StormRun {
             }
             lastDropAt = nanos;
             firstDropAt.compareAndSet(NO_DROP, nanos);
-            reconnect(device);
+            reconnect(device, true);
         }
     }
 

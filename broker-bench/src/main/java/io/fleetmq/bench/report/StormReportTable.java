@@ -17,7 +17,7 @@ public final class StormReportTable {
         FleetTables.line(out, "storm, MQTT %s, QoS %d: %s devices, %s, broker %s:%s%s, %s", o.protocol().label(),
                 o.qos(), Units.count(o.clients()), o.credentials().describe(), o.host(), FleetTables.ports(o),
                 FleetTables.sources(o), sessions(o));
-        FleetTables.line(out, "%s; %s; reconnect %s to the next port; storm timeout %s; client %d %s thread(s), run %s",
+        FleetTables.line(out, "%s; %s; reconnect %s to another port; storm timeout %s; client %d %s thread(s), run %s",
                 FleetTables.keepAlive(f), FleetTables.ramp(f), f.reconnectJitter().isZero() ? "at once"
                         : "after a random wait below " + Units.duration(f.reconnectJitter().toNanos()),
                 FleetTables.seconds(f.stormTimeout().toNanos() / 1e9), o.threads(), r.transport(), r.runId());

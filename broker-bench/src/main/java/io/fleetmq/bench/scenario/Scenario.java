@@ -29,7 +29,7 @@ public enum Scenario {
     IDLE("idle"),
     /**
      * N devices connected as in idle; when the broker (or one node of a cluster) drops them, each
-     * reconnects at once under the same client ID, to the next port, and subscribes again unless its
+     * reconnects at once under the same client ID, to another port, and subscribes again unless its
      * session survived. Measures how long until all are served again, and how the broker refuses.
      */
     STORM("storm");

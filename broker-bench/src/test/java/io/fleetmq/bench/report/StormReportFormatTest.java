@@ -20,7 +20,7 @@ class StormReportFormatTest {
         String table = StormReportTable.render(r);
         assertTrue(table.startsWith("storm, MQTT 5, QoS 1: 1,000 devices, anonymous, broker 127.0.0.1:1883,1884,"
                 + " clean sessions\n"), table);
-        assertTrue(table.contains("reconnect at once to the next port; storm timeout 60.0 s;"), table);
+        assertTrue(table.contains("reconnect at once to another port; storm timeout 60.0 s;"), table);
         assertTrue(table.contains("ramp: 1,000 of 1,000 devices up in 0.8 s (1,250 connects/s)\n"), table);
         assertTrue(table.contains("kill: SIGKILL to pid 4321 1.0 s after READY; first drop 2 ms after the kill\n"), table);
         assertTrue(table.contains("  devices dropped                                         500\n"), table);
