@@ -259,7 +259,6 @@ final class Messaging implements AutoCloseable {
         membership.onDeath(sequencer::nodeDied);
         sequencer.appTopics(appTopics);
         sequencer.meters(meters);
-        sequencer.localCommands(this::command, actorPool); // a short task: the answer is told to its session
         sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,
                 sequencer::handle, GroupConsumer.Hooks.none()

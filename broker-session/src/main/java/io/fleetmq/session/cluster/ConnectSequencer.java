@@ -80,10 +80,6 @@ public final class ConnectSequencer {
     private final Map<TakeOverEnd, Counter> takeOvers = new EnumMap<>(TakeOverEnd.class);
     /** CONNECTs of node incarnations gone before they were decided; null until {@link #meters}. */
     private Counter staleConnects;
-    /** Where an answer to a CONNECT of this node incarnation goes directly; null: through the node topic. */
-    private volatile java.util.function.Consumer<NodeCommand> localCommands;
-    /** Runs {@link #localCommands}: not the producer's thread, which a command may write through. */
-    private volatile java.util.concurrent.Executor localExecutor;
     private final io.fleetmq.core.log.LogLimit staleLog = new io.fleetmq.core.log.LogLimit(5, Duration.ofSeconds(10));
 
     /** How a takeover that waited for the node holding the connection came to be decided. */
@@ -175,17 +171,6 @@ public final class ConnectSequencer {
     /** Where persistent APPLICATION sessions get their backlog topics; null: none are made. */
     public void appTopics(io.fleetmq.kafka.app.AppTopics topics) {
         this.appTopics = topics;
-    }
-
-    /**
-     * Answers to CONNECTs that this node incarnation took go to {@code commands} (as read from its
-     * node topic), once the session's state is stored, rather than through Kafka: the answer's record
-     * and the inbox's read of it are saved on every CONNECT that the node holding its client ID's
-     * partition took (every CONNECT of a standalone node).
-     */
-    public void localCommands(java.util.function.Consumer<NodeCommand> commands, java.util.concurrent.Executor executor) {
-        this.localExecutor = executor;
-        this.localCommands = commands;
     }
 
     /** Counts the takeovers that waited for their old node, by how each was decided. */
@@ -440,18 +425,10 @@ public final class ConnectSequencer {
         timers.cancel(c.clientId()); // the connection supersedes the offline session's will and expiry
         // A session resumed with expiry 0 keeps its store (and what waits in it) until it ends.
         boolean queuing = c.sessionExpirySeconds() > 0 || present && cur.queuing();
-        CompletableFuture<?> stored = write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true,
-                c.sessionExpirySeconds(), 0, c.will(), c.requestId(), c.clientType(), queuing, c.client()));
-        NodeCommand.ConnectAccepted answer = NodeCommand.ConnectAccepted.decided(c.requestId(), c.clientId(), epoch,
-                ending, present, queuing);
-        java.util.function.Consumer<NodeCommand> local = localCommands;
-        if (local != null && c.nodeId().equals(nodeId) && c.nodeIncarnation() == membership.incarnation()) {
-            // As the node topic would: after the state, and not at all if it was not stored (the
-            // batch is then read again, and the CONNECT decided and answered again).
-            stored.thenRunAsync(() -> local.accept(answer), localExecutor);
-        } else {
-            command(c.nodeId(), answer);
-        }
+        write(new SessionState(c.clientId(), c.nodeId(), c.nodeIncarnation(), epoch, true, c.sessionExpirySeconds(), 0,
+                c.will(), c.requestId(), c.clientType(), queuing, c.client()));
+        command(c.nodeId(), NodeCommand.ConnectAccepted.decided(c.requestId(), c.clientId(), epoch, ending, present,
+                queuing));
     }
 
     private void counted(TakeOverEnd end) {
@@ -647,14 +624,12 @@ public final class ConnectSequencer {
     // ------------------------------------------------------------------ output
 
     /** Stores a session's state: decided by the event being handled, or (timers, settlements) by the same one as before. */
-    private CompletableFuture<?> write(SessionState decided) {
+    private void write(SessionState decided) {
         SessionState state = deciding != SessionState.UNKNOWN ? decided.withDecidedAt(deciding) : decided;
         SessionDirectory.Pending p = directory.written(state.clientId(), state);
-        CompletableFuture<?> stored = producer.send(topics.sessions(), null, state.clientId(),
-                        ClusterCodec.encode(state), decidedHeader(state.decidedAt()))
-                .whenComplete((m, e) -> settle(state.clientId(), p, m, e));
-        track(stored);
-        return stored;
+        track(producer.send(topics.sessions(), null, state.clientId(), ClusterCodec.encode(state),
+                        decidedHeader(state.decidedAt()))
+                .whenComplete((m, e) -> settle(state.clientId(), p, m, e)));
     }
 
     private static RecordHeaders decidedHeader(long decidedAt) {

@@ -217,22 +217,6 @@ class ConnectSequencerTest {
     }
 
     @Test
-    void aConnectOfThisNodeIsAnsweredDirectlyOnceItsStateIsStoredAndOneOfAnotherNodeThroughKafka() throws Exception {
-        List<String> local = new java.util.concurrent.CopyOnWriteArrayList<>();
-        sequencer.localCommands(c -> {
-            NodeCommand.ConnectAccepted a = (NodeCommand.ConnectAccepted) c;
-            // The state this answer rests on is stored by the time it is given.
-            local.add(a.requestId() + "@" + a.epoch() + " stored=" + (sessionRecords(a.clientId()) > 0));
-        }, Runnable::run);
-        batch(0, connect("r1", "here", true, 0), connectOn(OTHER, "r2", "there", true, 0, null));
-
-        Await.until(Duration.ofSeconds(10), "the local answer", () -> !local.isEmpty());
-        assertEquals(List.of("r1@1 stored=true"), local);
-        assertEquals(List.of(), answers(), "nothing written to this node's topic");
-        Await.until(Duration.ofSeconds(10), "the other node's answer", () -> answersTo(OTHER).equals(List.of("r2@1")));
-    }
-
-    @Test
     void twoConnectsOfOneClientInABatchReadAgainAreNotDecidedAgain() throws Exception {
         SessionEvent.Connect older = connect("r1", "c", true, 0);
         SessionEvent.Connect newer = connect("r2", "c", false, 60);
