@@ -70,6 +70,9 @@ storm() {
   ports=$(seq -s, 1883 $((1882 + nodes)))
   rm -rf "$LOCAL_CLUSTER_DIR"
   ./local-cluster start "$nodes" >"$out/cluster.log" 2>&1
+  # Nodes started together compile their code and settle their consumer groups for a while after
+  # they say ready; on shared cores a ramp started at once times out on that, not on the broker.
+  sleep "${SETTLE:-30}"
   local pids=() p
   for p in $(seq 1 "$procs"); do
     "${bench[@]}" --scenario storm --clients "$per" --qos 1 --session-expiry 300 --port "$ports" \
