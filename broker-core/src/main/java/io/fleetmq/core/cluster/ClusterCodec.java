@@ -146,7 +146,8 @@ public final class ClusterCodec {
                 out.writeLong(a.epoch());
                 out.writeBoolean(a.sessionPresent());
                 out.writeBoolean(a.queuing());
-                out.writeBoolean(a.clearStore());
+                // clearStore goes in a header (CLEAR_STORE_HEADER): a node of an earlier version
+                // refuses a record with bytes after the fields it knows, and would never answer.
             });
         } else if (command instanceof NodeCommand.TakeOver t) {
             return write(COMMAND_TAKE_OVER, out -> {
@@ -472,18 +473,42 @@ public final class ClusterCodec {
         out.write(b);
     }
 
-    /**
-     * An answer written before {@code clearStore} existed carries only {@code queuing} (or not even
-     * that): every new session then clears what an earlier one left, as its node did then.
-     */
+    /** Without its {@link #CLEAR_STORE_HEADER}, an answer clears the store of every new session, as before it existed. */
     private static NodeCommand.ConnectAccepted connectAccepted(ByteBuffer in) throws MessageFormatException {
         String requestId = str(in);
         String clientId = str(in);
         long epoch = in.getLong();
         boolean present = bool(in);
         boolean queuing = in.hasRemaining() && bool(in);
-        boolean clearStore = in.hasRemaining() ? bool(in) : !present;
-        return new NodeCommand.ConnectAccepted(requestId, clientId, epoch, present, queuing, clearStore);
+        return new NodeCommand.ConnectAccepted(requestId, clientId, epoch, present, queuing, !present);
+    }
+
+    /**
+     * The record header that carries {@link NodeCommand.ConnectAccepted#clearStore()}, beside the
+     * command's value, which stays as nodes of earlier versions read it. Those ignore the header and
+     * clear the store of every new session.
+     */
+    public static final String CLEAR_STORE_HEADER = "fleetmq-clear-store";
+
+    /** The value of {@link #CLEAR_STORE_HEADER} for a command, or null where it has none. */
+    public static byte[] clearStoreHeader(NodeCommand command) {
+        return command instanceof NodeCommand.ConnectAccepted a ? new byte[] {(byte) (a.clearStore() ? 1 : 0)} : null;
+    }
+
+    /**
+     * A node command as read from its record: the value, and the {@link #CLEAR_STORE_HEADER} value
+     * (null if the record has none).
+     */
+    public static NodeCommand decodeCommand(byte[] value, byte[] clearStore) throws MessageFormatException {
+        NodeCommand command = decodeCommand(value);
+        if (clearStore == null || !(command instanceof NodeCommand.ConnectAccepted a)) {
+            return command;
+        }
+        if (clearStore.length != 1 || (clearStore[0] != 0 && clearStore[0] != 1)) {
+            throw new MessageFormatException("invalid " + CLEAR_STORE_HEADER + " header");
+        }
+        return new NodeCommand.ConnectAccepted(a.requestId(), a.clientId(), a.epoch(), a.sessionPresent(),
+                a.queuing(), clearStore[0] == 1);
     }
 
     private static String str(ByteBuffer in) throws MessageFormatException {

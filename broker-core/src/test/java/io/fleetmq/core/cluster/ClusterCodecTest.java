@@ -36,16 +36,26 @@ class ClusterCodecTest {
     }
 
     @Test
-    void anAnswerWithoutTheClearFlagClearsEveryNewSessionAsBefore() throws MessageFormatException {
+    void theClearFlagTravelsInAHeaderSoAnAnswersValueStaysWhatEarlierNodesRead() throws MessageFormatException {
         for (boolean present : new boolean[] {false, true}) {
+            for (boolean clear : new boolean[] {false, true}) {
+                NodeCommand.ConnectAccepted a = new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, true, clear);
+                byte[] value = ClusterCodec.encode(a);
+                // The value of an answer without the flag, byte for byte: an earlier node decodes it.
+                assertArrayEquals(ClusterCodec.encode(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, true,
+                        !present)), value);
+                assertEquals(a, ClusterCodec.decodeCommand(value, ClusterCodec.clearStoreHeader(a)));
+                // Without the header (an earlier sequencer's answer): every new session clears, as before.
+                assertEquals(!present, ((NodeCommand.ConnectAccepted) ClusterCodec.decodeCommand(value)).clearStore());
+            }
             byte[] now = ClusterCodec.encode(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, true, false));
-            byte[] before = java.util.Arrays.copyOf(now, now.length - 1); // as written before the flag existed
-            NodeCommand.ConnectAccepted old = (NodeCommand.ConnectAccepted) ClusterCodec.decodeCommand(before);
-            assertEquals(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, true, !present), old);
-            byte[] oldest = java.util.Arrays.copyOf(now, now.length - 2); // nor the queuing flag
+            byte[] oldest = java.util.Arrays.copyOf(now, now.length - 1);
             assertEquals(new NodeCommand.ConnectAccepted("r", "dev-1", 3, present, false, !present),
-                    ClusterCodec.decodeCommand(oldest));
+                    ClusterCodec.decodeCommand(oldest), "an answer from before the queuing flag");
         }
+        assertThrows(MessageFormatException.class, () -> ClusterCodec.decodeCommand(
+                ClusterCodec.encode(new NodeCommand.ConnectAccepted("r", "dev-1", 3, false, true, true)), new byte[] {2}));
+        assertEquals(null, ClusterCodec.clearStoreHeader(new NodeCommand.TakeOver("dev-1", 4)));
     }
 
     private static final SessionState.ClientInfo CLIENT =
@@ -147,7 +157,7 @@ class ClusterCodecTest {
                 new NodeCommand.AdminDisconnect("a/b/c", 3, true),
                 new NodeCommand.AdminDisconnect("dev-1", 1, false));
         for (NodeCommand c : commands) {
-            assertEquals(c, ClusterCodec.decodeCommand(ClusterCodec.encode(c)));
+            assertEquals(c, ClusterCodec.decodeCommand(ClusterCodec.encode(c), ClusterCodec.clearStoreHeader(c)));
         }
 
         Downlink downlink = new Downlink(3, 12_345, WILL, List.of(SHARED, PLAIN));

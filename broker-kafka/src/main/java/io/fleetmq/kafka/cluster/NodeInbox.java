@@ -183,7 +183,8 @@ public final class NodeInbox implements AutoCloseable {
     private void handle(ConsumerRecord<String, byte[]> record) {
         try {
             if (record.topic().equals(commandsPartition.topic())) {
-                commands.accept(ClusterCodec.decodeCommand(record.value()));
+                org.apache.kafka.common.header.Header clear = record.headers().lastHeader(ClusterCodec.CLEAR_STORE_HEADER);
+                commands.accept(ClusterCodec.decodeCommand(record.value(), clear == null ? null : clear.value()));
             } else {
                 downlinks.accept(ClusterCodec.decodeDownlink(record.value()));
             }

@@ -678,7 +678,13 @@ public final class ConnectSequencer {
     }
 
     private void command(String node, NodeCommand command) {
-        track(producer.send(topics.node(node), command.clientId(), ClusterCodec.encode(command)));
+        byte[] clearStore = ClusterCodec.clearStoreHeader(command);
+        RecordHeaders headers = null;
+        if (clearStore != null) {
+            headers = new RecordHeaders();
+            headers.add(ClusterCodec.CLEAR_STORE_HEADER, clearStore);
+        }
+        track(producer.send(topics.node(node), null, command.clientId(), ClusterCodec.encode(command), headers));
     }
 
     private void publishWill(String clientId, BrokerMessage will) {
