@@ -38,13 +38,15 @@ class ShortSessionRedisTest {
 
     private static TestBroker broker;
     private static Redis redis;
-    private static String prefix;
+    /** The node's DEVICE queues as the test reads and plants them, under the node's key prefix. */
+    private static DeviceQueues queues;
 
     @BeforeAll
     static void start() {
-        prefix = "ss" + UUID.randomUUID().toString().substring(0, 6) + ".";
+        String prefix = "ss" + UUID.randomUUID().toString().substring(0, 6) + ".";
         broker = TestBroker.start(dataDir, Map.of("KAFKA_TOPIC_PREFIX", prefix));
         redis = Redis.connect(new RedisSettings(TestServices.shared().redisUrl(), Duration.ofSeconds(5)));
+        queues = new DeviceQueues(redis.binaryCommands(), prefix, 1000, Duration.ofMinutes(5));
     }
 
     @AfterAll
@@ -118,7 +120,7 @@ class ShortSessionRedisTest {
         Mqtt5BlockingClient shortLived = broker.v5(id);
         shortLived.connectWith().cleanStart(true).send();
         // What an earlier session's late write left in the queue: not this session's.
-        queues().append(id, 0, 42, new byte[] {1, 2, 3}).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        queues.append(id, 0, 42, new byte[] {1, 2, 3}).toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertEquals(1, queued(id));
         double dropped = broker.dropped("session_ended");
 
@@ -131,13 +133,9 @@ class ShortSessionRedisTest {
         persistent.disconnectWith().sessionExpiryInterval(0).send();
     }
 
-    private static DeviceQueues queues() {
-        return new DeviceQueues(redis.binaryCommands(), prefix, 1000, Duration.ofMinutes(5));
-    }
-
     private static long queued(String clientId) {
         try {
-            return queues().size(clientId).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            return queues.size(clientId).toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new AssertionError(e);
         }
