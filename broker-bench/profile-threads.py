@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Summarises an async-profiler `collapsed,threads` profile: the share of samples per thread (digits
 folded, so a pool shows as one line), the hottest leaf frames, and, with a regular expression, the
-inclusive share of every frame that matches it.
+inclusive share of every frame that matches it. With a second expression, only the samples of the
+threads whose name matches it count (say, where one consumer thread of a wall-clock profile waits).
 
-    profile-threads.py PROFILE [FRAME_REGEX]
+    profile-threads.py PROFILE [FRAME_REGEX [THREAD_REGEX]]
 """
 import collections
 import re
@@ -15,6 +16,7 @@ def main():
         sys.exit(__doc__)
     threads, leaves, inclusive = collections.Counter(), collections.Counter(), collections.Counter()
     total = 0
+    only = re.compile(sys.argv[3]) if len(sys.argv) > 3 else None
     with open(sys.argv[1]) as profile:
         for line in profile:
             line = line.rstrip()
@@ -22,8 +24,10 @@ def main():
                 continue
             stack, count = line.rsplit(' ', 1)
             count = int(count)
-            total += count
             frames = stack.split(';')
+            if only is not None and not only.search(frames[0]):
+                continue
+            total += count
             thread = re.sub(r'\d+', '#', re.sub(r' tid=\d+', '', frames[0]))
             threads[thread] += count
             leaves[frames[-1]] += count
