@@ -42,29 +42,45 @@ import java.util.function.LongSupplier;
 public final class DeviceQueues {
 
     /**
-     * Source positions per client remembered to recognise repeats: more than one routing batch
-     * (Kafka's {@code max.poll.records}, 500), the farthest a record is written again after a later one.
+     * Source positions per client remembered to recognise repeats, at least: more than one routing
+     * batch (Kafka's {@code max.poll.records}, 500), the farthest a record is written again after a
+     * later one. A position is remembered until this many later ones were queued, and at most twice as long.
      */
     static final int SEEN_WINDOW = 1024;
 
     /*
      * A record is a repeat when its source position (publish partition and offset) was queued
-     * before: exactly, among the client's last SEEN_WINDOW positions (KEYS[5], a sorted set). Not
-     * "at or below the highest offset seen": a router whose write of an earlier record failed while
-     * a later one was stored writes the earlier one again after the later, and it must still be
-     * queued. A position older than the window (at or below the highest offset of its partition
-     * that left the window, field w<partition> of KEYS[3]) is taken as queued: it was, or its resend
-     * would have come within one routing batch of it.
+     * before. Not "at or below the highest offset seen": a router whose write of an earlier record
+     * failed while a later one was stored writes the earlier one again after the later, and it must
+     * still be queued. So:
+     *  - an offset above the highest queued of its partition (field h<partition> of KEYS[3]) is new:
+     *    the common case, decided without looking further;
+     *  - one at or below the highest offset of its partition that left the window (field
+     *    w<partition>) is taken as queued: it was, or its resend would have come within one routing
+     *    batch of it;
+     *  - anything between is looked up among the remembered positions, exactly.
+     * The positions are remembered in two generations, each a string of "partition:offset," (KEYS[5]
+     * the current one, appended to; KEYS[6] the one before). When the current one holds SEEN_WINDOW
+     * positions (field n), the one before is forgotten, each partition's mark rising to the highest
+     * of its positions there, and the current one takes its place. Appending to a string costs one
+     * command per call, where a sorted set trimmed to an exact length cost a command per message and
+     * a range read per call.
+     *
+     * KEYS[7] is the sorted set of positions an older version of the script kept: a queue it wrote
+     * has no highest offsets yet, and until that set expires a lookup asks it too.
      */
     /*
-     * The scripts that write a queue keep each key alive at least the time to live past the write:
-     * a key that has run down below it gets the time to live and a slack (a hundredth of it, at most
-     * a minute), so a busy queue sets its expiry about once per slack rather than on every call.
-     * PTTL is -2 for a missing key (PEXPIRE leaves it missing) and -1 for one without an expiry yet.
+     * The scripts keep each key of a queue alive at least the time to live past a write: a key
+     * that has run down to it gets the time to live and a slack (a hundredth of it, at most a
+     * minute), so a busy queue sets its expiry about once per slack rather than on every call.
+     * The append script asks only KEYS[3] (the meta hash, which lives as long as the queue): every
+     * key gets its expiry when it is made or when KEYS[3] has run down, so no key runs down before
+     * KEYS[3] does, and when KEYS[3] has, the script sets the expiry of all. PTTL is -2 for a
+     * missing key (PEXPIRE leaves it missing) and -1 for one without an expiry yet.
      */
     private static final String RENEW = """
             local function renew(key, ttl)
-              if redis.call('PTTL', key) < ttl then
+              if redis.call('PTTL', key) <= ttl then
                 redis.call('PEXPIRE', key, ttl + math.min(60000, math.floor(ttl / 100)))
               end
             end
@@ -74,18 +90,64 @@ public final class DeviceQueues {
      * Appends one or more messages in order, atomically: ARGV[1] limit, ARGV[2] time to live,
      * ARGV[3] now, ARGV[4] window, then per message its source partition, source offset and value.
      * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed
-     * out: the call's new messages are stored together, then the window and the queue are trimmed
-     * once, and what the call pushed out is told on its last new message. Last comes the reader
-     * registered for the queue (field r of KEYS[3], empty for none), in the same atomic step. One call costs a few
-     * commands per message and a few per call, instead of a dozen per message.
+     * out: the call's new messages are stored together, then the queue is trimmed once, and what
+     * the call pushed out is told on its last new message. Last comes the reader registered for the
+     * queue (field r of KEYS[3], empty for none), in the same atomic step. One call costs about
+     * eight commands, whatever the number of messages.
+     *
+     * Each value starts with the time it was queued (see stampedValue), which a delete compares
+     * with its own. Queues written before the stamp moved into the value keep it in field t<seq>
+     * of KEYS[3]; field sv is the first sequence number stamped in its value.
      */
     private static final String APPEND = """
             local limit = tonumber(ARGV[1])
             local window = tonumber(ARGV[4])
             local out = {}
-            local seq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '0')
+            local parts, listed = {}, {}
+            for i = 5, #ARGV, 3 do
+              if not listed[ARGV[i]] then
+                listed[ARGV[i]] = true
+                parts[#parts + 1] = ARGV[i]
+              end
+            end
+            local fields = {'seq', 'n', 'r', 'sv'}
+            for _, p in ipairs(parts) do
+              fields[#fields + 1] = 'h' .. p
+              fields[#fields + 1] = 'w' .. p
+            end
+            local got = redis.call('HMGET', KEYS[3], unpack(fields))
+            local seq = tonumber(got[1] or '0')
             local first = seq
-            local forgotten = {}
+            local n = tonumber(got[2] or '0')
+            local stamped = tonumber(got[4] or tostring(seq + 1))
+            local high, mark, raised = {}, {}, {}
+            local legacy
+            local function loadLegacy()
+              if legacy == nil then
+                legacy = {}
+                for _, m in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do legacy[m] = true end
+              end
+            end
+            for k, p in ipairs(parts) do
+              mark[p] = tonumber(got[2 * k + 4] or '-1')
+              if got[2 * k + 3] then
+                high[p] = tonumber(got[2 * k + 3])
+              else
+                local h = mark[p]
+                loadLegacy()
+                for m in pairs(legacy) do
+                  local colon = string.find(m, ':', 1, true)
+                  if string.sub(m, 1, colon - 1) == p then
+                    local o = tonumber(string.sub(m, colon + 1))
+                    if o > h then h = o end
+                  end
+                end
+                high[p] = h
+                raised[p] = true
+              end
+            end
+            local remembered
+            local fresh = {}
             local added = {}
             local seen, order, data, meta = {}, {}, {}, {}
             local last = 0
@@ -93,25 +155,33 @@ public final class DeviceQueues {
               local part = ARGV[i]
               local off = tonumber(ARGV[i + 1])
               local member = part .. ':' .. ARGV[i + 1]
-              local w = forgotten[part]
-              if w == nil then
-                w = tonumber(redis.call('HGET', KEYS[3], 'w' .. part) or '-1')
-                forgotten[part] = w
+              local queued = false
+              if off <= high[part] then
+                if off <= mark[part] or added[member] then
+                  queued = true
+                else
+                  if remembered == nil then
+                    remembered = ',' .. (redis.call('GET', KEYS[6]) or '') .. (redis.call('GET', KEYS[5]) or '')
+                    loadLegacy()
+                  end
+                  queued = legacy[member] or string.find(remembered, ',' .. member .. ',', 1, true) ~= nil
+                end
               end
-              if added[member] or off <= w or redis.call('ZSCORE', KEYS[5], member) then
+              if queued then
                 out[#out + 1] = 0
                 out[#out + 1] = 0
               else
                 seq = seq + 1
                 added[member] = true
-                seen[#seen + 1] = seq
+                if off > high[part] then
+                  high[part] = off
+                  raised[part] = true
+                end
                 seen[#seen + 1] = member
                 order[#order + 1] = seq
                 order[#order + 1] = seq
                 data[#data + 1] = seq
                 data[#data + 1] = ARGV[i + 2]
-                meta[#meta + 1] = 't' .. seq
-                meta[#meta + 1] = ARGV[3]
                 out[#out + 1] = seq
                 out[#out + 1] = 0
                 last = #out
@@ -123,46 +193,68 @@ public final class DeviceQueues {
                   redis.call(command, key, unpack(args, k, math.min(k + 199, #args)))
                 end
               end
-              meta[#meta + 1] = 'seq'
-              meta[#meta + 1] = seq
-              each('HSET', KEYS[3], meta)
-              each('ZADD', KEYS[5], seen)
-              each('ZADD', KEYS[1], order)
-              each('HSET', KEYS[2], data)
-              local over = redis.call('ZCARD', KEYS[5]) - window
-              if over > 0 then
+              local text = table.concat(seen, ',') .. ','
+              if redis.call('APPEND', KEYS[5], text) == #text then fresh[#fresh + 1] = KEYS[5] end
+              n = n + #seen
+              if n >= window then
                 local left = {}
-                for _, m in ipairs(redis.call('ZRANGE', KEYS[5], 0, over - 1)) do
-                  local colon = string.find(m, ':', 1, true)
-                  local p = string.sub(m, 1, colon - 1)
-                  local o = tonumber(string.sub(m, colon + 1))
+                for p, o in string.gmatch(redis.call('GET', KEYS[6]) or '', '([^,:]+):(%d+),') do
+                  o = tonumber(o)
                   if left[p] == nil or o > left[p] then left[p] = o end
                 end
                 for p, o in pairs(left) do
-                  local w = forgotten[p]
+                  local w = mark[p]
                   if w == nil then w = tonumber(redis.call('HGET', KEYS[3], 'w' .. p) or '-1') end
-                  if o > w then redis.call('HSET', KEYS[3], 'w' .. p, o) end
+                  if o > w then
+                    meta[#meta + 1] = 'w' .. p
+                    meta[#meta + 1] = o
+                  end
                 end
-                redis.call('ZREMRANGEBYRANK', KEYS[5], 0, over - 1)
+                redis.call('RENAME', KEYS[5], KEYS[6])
+                n = 0
               end
-              over = redis.call('ZCARD', KEYS[1]) - limit
+              for p in pairs(raised) do
+                meta[#meta + 1] = 'h' .. p
+                meta[#meta + 1] = high[p]
+              end
+              meta[#meta + 1] = 'n'
+              meta[#meta + 1] = n
+              meta[#meta + 1] = 'seq'
+              meta[#meta + 1] = seq
+              if not got[4] then
+                meta[#meta + 1] = 'sv'
+                meta[#meta + 1] = stamped
+              end
+              each('HSET', KEYS[3], meta)
+              each('ZADD', KEYS[1], order)
+              each('HSET', KEYS[2], data)
+              local size = redis.call('ZCARD', KEYS[1])
+              if size == #order / 2 then
+                fresh[#fresh + 1] = KEYS[1]
+                fresh[#fresh + 1] = KEYS[2]
+              end
+              local over = size - limit
               if over > 0 then
                 for _, s in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do
                   redis.call('HDEL', KEYS[2], s)
                   redis.call('HDEL', KEYS[4], s)
-                  redis.call('HDEL', KEYS[3], 't' .. s)
+                  if tonumber(s) < stamped then redis.call('HDEL', KEYS[3], 't' .. s) end
                 end
                 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
                 out[last] = over
               end
             end
-            for k = 1, 5 do
-              renew(KEYS[k], tonumber(ARGV[2]))
+            local ttl = tonumber(ARGV[2])
+            local life = ttl + math.min(60000, math.floor(ttl / 100))
+            if redis.call('PTTL', KEYS[3]) <= ttl then
+              for k = 1, 6 do redis.call('PEXPIRE', KEYS[k], life) end
+            else
+              for _, key in ipairs(fresh) do redis.call('PEXPIRE', key, life) end
             end
-            out[#out + 1] = redis.call('HGET', KEYS[3], 'r') or ''
+            out[#out + 1] = got[3] or ''
             return out
             """;
-    private static final LuaScript APPEND_SCRIPT = new LuaScript(RENEW + APPEND);
+    private static final LuaScript APPEND_SCRIPT = new LuaScript(APPEND);
 
     /*
      * ARGV[1] after which sequence number, ARGV[2] how many; ARGV[3], unless empty, registers the
@@ -203,25 +295,33 @@ public final class DeviceQueues {
      */
     private static final String WRITES = """
             local removed = {}
-            local stamps = {}
             local identified = false
             for i = 2, #ARGV, 3 do
               local s = ARGV[i + 1]
               if ARGV[i] == 'r' then
                 removed[#removed + 1] = s
-                stamps[#stamps + 1] = 't' .. s
               elseif redis.call('ZSCORE', KEYS[1], s) then
                 redis.call('HSET', KEYS[4], s, ARGV[i + 2])
                 identified = true
               end
             end
             if identified then renew(KEYS[4], tonumber(ARGV[1])) end
+            local stamps = {}
+            if #removed > 0 then
+              local sv = redis.call('HGET', KEYS[3], 'sv')
+              local stamped = sv and tonumber(sv) or math.huge
+              for _, s in ipairs(removed) do
+                if tonumber(s) < stamped then stamps[#stamps + 1] = 't' .. s end
+              end
+            end
             for k = 1, #removed, 200 do
               local last = math.min(k + 199, #removed)
               redis.call('ZREM', KEYS[1], unpack(removed, k, last))
               redis.call('HDEL', KEYS[2], unpack(removed, k, last))
               redis.call('HDEL', KEYS[4], unpack(removed, k, last))
-              redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
+            end
+            for k = 1, #stamps, 200 do
+              redis.call('HDEL', KEYS[3], unpack(stamps, k, math.min(k + 199, #stamps)))
             end
             return #removed
             """;
@@ -229,7 +329,9 @@ public final class DeviceQueues {
 
     /*
      * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
-     * clock; an entry without a time predates the stamps and goes too). Entries queued later belong
+     * clock, against the time at the start of each value, or in field t<seq> of KEYS[3] for an
+     * entry queued before stamps moved into the value; an entry without a time predates the
+     * stamps and goes too). Entries queued later belong
      * to the client's next session: a delete retried after a Redis outage must not take them.
      */
     private static final String DELETE = """
@@ -237,7 +339,8 @@ public final class DeviceQueues {
             local n = 0
             local kept = 0
             for _, s in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-              local t = tonumber(redis.call('HGET', KEYS[3], 't' .. s) or '0')
+              local t = string.match(redis.call('HGET', KEYS[2], s) or '', '^T(%d+):')
+              t = tonumber(t or redis.call('HGET', KEYS[3], 't' .. s) or '0')
               if t < cutoff then
                 redis.call('ZREM', KEYS[1], s)
                 redis.call('HDEL', KEYS[2], s)
@@ -248,7 +351,7 @@ public final class DeviceQueues {
                 kept = kept + 1
               end
             end
-            if kept == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]) end
+            if kept == 0 then redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]) end
             return n
             """;
     private static final LuaScript DELETE_SCRIPT = new LuaScript(DELETE);
@@ -384,13 +487,15 @@ public final class DeviceQueues {
         byte[][] args = new byte[4 + 3 * items.size()][];
         args[0] = bytes(Integer.toString(limit));
         args[1] = bytes(Long.toString(ttl.toMillis()));
-        args[2] = bytes(Long.toString(clock.getAsLong()));
+        long now = clock.getAsLong();
+        args[2] = bytes(Long.toString(now));
         args[3] = bytes(Integer.toString(SEEN_WINDOW));
+        byte[] stamp = bytes("T" + now + ":");
         int a = 4;
         for (Item item : items) {
             args[a++] = bytes("p" + item.sourcePartition());
             args[a++] = bytes(Long.toString(item.sourceOffset()));
-            args[a++] = item.value();
+            args[a++] = stampedValue(stamp, item.value());
         }
         return counted("append", APPEND_SCRIPT
                 .<List<Object>>run(commands(), ScriptOutputType.MULTI, keys(clientId), args)
@@ -440,7 +545,7 @@ public final class DeviceQueues {
                 .thenApply(r -> {
                     List<Entry> entries = new ArrayList<>(r.size() / 3);
                     for (int i = 0; i + 2 < r.size(); i += 3) {
-                        entries.add(new Entry(Long.parseLong(text(r.get(i))), (byte[]) r.get(i + 1),
+                        entries.add(new Entry(Long.parseLong(text(r.get(i))), unstamped((byte[]) r.get(i + 1)),
                                 Integer.parseInt(text(r.get(i + 2)))));
                     }
                     return entries;
@@ -473,6 +578,32 @@ public final class DeviceQueues {
         return WRITES_SCRIPT.<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), args);
     }
 
+    /**
+     * What Redis keeps of an entry: the time it was queued ({@code T<epoch millis>:}, which a
+     * delete compares with its own) and the value. An encoded entry never starts with {@code T}
+     * (its first byte is the format version), so an entry queued before stamps moved into the
+     * value reads back as it was.
+     */
+    static byte[] stampedValue(byte[] stamp, byte[] value) {
+        byte[] out = new byte[stamp.length + value.length];
+        System.arraycopy(stamp, 0, out, 0, stamp.length);
+        System.arraycopy(value, 0, out, stamp.length, value.length);
+        return out;
+    }
+
+    /** The value of {@link #stampedValue}, or {@code stored} itself if it has no stamp. */
+    static byte[] unstamped(byte[] stored) {
+        if (stored.length == 0 || stored[0] != 'T') {
+            return stored;
+        }
+        for (int i = 1; i < stored.length; i++) {
+            if (stored[i] == ':') {
+                return java.util.Arrays.copyOfRange(stored, i + 1, stored.length);
+            }
+        }
+        return stored;
+    }
+
     private static final byte[] REMOVE_KIND = {'r'};
     private static final byte[] SENT_WITH_KIND = {'s'};
 
@@ -502,7 +633,7 @@ public final class DeviceQueues {
 
     private String[] keys(String clientId) {
         String base = prefix + "q:{" + clientId + "}:";
-        return new String[] {base + "i", base + "d", base + "m", base + "p", base + "s"};
+        return new String[] {base + "i", base + "d", base + "m", base + "p", base + "a", base + "b", base + "s"};
     }
 
     private static byte[] bytes(String s) {

@@ -142,17 +142,31 @@ class DeviceQueuesTest {
     }
 
     @Test
-    void aPositionOlderThanTheWindowIsTakenAsQueued() {
+    void aPositionIsRememberedForAWindowOfLaterOnesAndBeyondItTakenAsQueued() {
         DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
                 Duration.ofMinutes(10));
         String c = "dev-window";
-        for (int i = 1; i <= DeviceQueues.SEEN_WINDOW + 10; i++) {
-            assertEquals(false, await(big.append(c, 0, 1000 + i, b("m" + i))).duplicate());
+        int w = DeviceQueues.SEEN_WINDOW;
+        // Even offsets only, one per call: the odd ones between were never queued for this client.
+        for (int i = 1; i <= w; i++) {
+            assertEquals(false, await(big.append(c, 0, 2 * i, b("m" + i))).duplicate());
         }
-        assertEquals(true, await(big.append(c, 0, 1001, b("m1"))).duplicate(),
-                "offset 1001 left the window: a repeat is assumed, not queued twice");
-        assertEquals(true, await(big.append(c, 0, 1000 + DeviceQueues.SEEN_WINDOW + 10, b("last"))).duplicate());
-        assertEquals(false, await(big.append(c, 0, 1000 + DeviceQueues.SEEN_WINDOW + 11, b("next"))).duplicate());
+        assertEquals(true, await(big.append(c, 0, 2, b("m1"))).duplicate(),
+                "the first position is still within a window of later ones");
+        assertEquals(false, await(big.append(c, 0, 3, b("gap"))).duplicate(),
+                "never queued, below the highest offset: queued now (a write that failed before a later one)");
+        for (int i = w + 1; i <= 2 * w + 1; i++) {
+            assertEquals(false, await(big.append(c, 0, 2 * i, b("m" + i))).duplicate());
+        }
+        assertEquals(true, await(big.append(c, 0, 5, b("old gap"))).duplicate(),
+                "older than the window: taken as queued, though it never was");
+        assertEquals(true, await(big.append(c, 0, 2, b("m1"))).duplicate(), "forgotten, and taken as queued");
+        assertEquals(true, await(big.append(c, 0, 4 * w, b("recent"))).duplicate(), "remembered");
+        assertEquals(false, await(big.append(c, 0, 4 * w + 1, b("recent gap"))).duplicate(),
+                "never queued, within the window: queued now");
+        assertEquals(true, await(big.append(c, 0, 4 * w + 1, b("recent gap"))).duplicate());
+        assertEquals(false, await(big.append(c, 0, 4 * w + 3, b("next"))).duplicate());
+        assertEquals(2 * w + 4L, await(big.size(c)), "every new position queued once");
     }
 
     /**
@@ -165,37 +179,73 @@ class DeviceQueuesTest {
         DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
                 Duration.ofMinutes(10));
         String c = "dev-window-partitions";
-        // Odd offsets only (partition 1's 10,000 higher), partitions 0 and 1 alternating, 50 per
-        // call: 1,200 positions, so the oldest 176 (the first 88 of each partition) leave the window.
+        int w = DeviceQueues.SEEN_WINDOW;
+        int perCall = 64;
+        // Odd offsets only (partition 1's 100,000 higher), partitions 0 and 1 alternating, 64 per
+        // call. After w positions the window's first generation is full; after 2w the first
+        // generation (the first w/2 offsets of each partition) is forgotten.
         List<DeviceQueues.Item> calls = new java.util.ArrayList<>();
-        for (int i = 0; i < 600; i++) {
+        for (int i = 0; i < w; i++) {
             calls.add(new DeviceQueues.Item(0, 2 * i + 1, b("p0-" + i)));
-            calls.add(new DeviceQueues.Item(1, 10_000 + 2 * i + 1, b("p1-" + i)));
-            if (calls.size() == 50) {
+            calls.add(new DeviceQueues.Item(1, 100_000 + 2 * i + 1, b("p1-" + i)));
+            if (calls.size() == perCall) {
                 assertTrue(await(big.appendAll(c, calls)).items().stream().noneMatch(DeviceQueues.Appended::duplicate));
                 calls.clear();
             }
         }
-        assertEquals(true, await(big.append(c, 0, 174, b("x"))).duplicate(), "below partition 0's mark, 175");
-        assertEquals(false, await(big.append(c, 0, 176, b("x"))).duplicate(), "above partition 0's mark");
-        assertEquals(true, await(big.append(c, 0, 301, b("x"))).duplicate(), "partition 0, in the window");
-        assertEquals(true, await(big.append(c, 1, 10_174, b("x"))).duplicate(), "below partition 1's mark, 10,175");
-        assertEquals(false, await(big.append(c, 1, 10_176, b("x"))).duplicate(), "above partition 1's mark");
-        assertEquals(true, await(big.append(c, 1, 10_301, b("x"))).duplicate(), "partition 1, in the window");
+        int firstMark = 2 * (w / 2 - 1) + 1; // the highest offset of the forgotten generation
+        assertEquals(true, await(big.append(c, 0, firstMark - 1, b("x"))).duplicate(), "below partition 0's mark");
+        assertEquals(false, await(big.append(c, 0, firstMark + 1, b("x"))).duplicate(), "above partition 0's mark");
+        assertEquals(true, await(big.append(c, 0, firstMark + 2, b("x"))).duplicate(), "partition 0, remembered");
+        assertEquals(true, await(big.append(c, 1, 100_000 + firstMark - 1, b("x"))).duplicate(),
+                "below partition 1's mark");
+        assertEquals(false, await(big.append(c, 1, 100_000 + firstMark + 1, b("x"))).duplicate(),
+                "above partition 1's mark");
+        assertEquals(true, await(big.append(c, 1, 100_000 + firstMark + 2, b("x"))).duplicate(),
+                "partition 1, remembered");
 
-        // 102 more of partition 0 alone push out the next 51 of each partition (the two appended
-        // above took the place of one of each): partition 1's mark moves to 10,279 in calls that do
-        // not name partition 1.
-        for (int i = 600; i < 702; i += 51) {
-            for (int k = i; k < i + 51; k++) {
-                calls.add(new DeviceQueues.Item(0, 2 * k + 1, b("p0-" + k)));
+        // Partition 0 alone fills the current generation (w, less the two appended above): the
+        // generation before it, the second half of both partitions, is forgotten in calls that do
+        // not name partition 1, whose mark rises to its highest offset, 100,000 + 2w - 1.
+        int next = w;
+        for (int left = w - 2; left > 0; ) {
+            int n = Math.min(60, left);
+            for (int k = 0; k < n; k++, next++) {
+                calls.add(new DeviceQueues.Item(0, 2 * next + 1, b("p0-" + next)));
             }
             assertTrue(await(big.appendAll(c, calls)).items().stream().noneMatch(DeviceQueues.Appended::duplicate));
             calls.clear();
+            left -= n;
         }
-        assertEquals(true, await(big.append(c, 1, 10_278, b("x"))).duplicate(), "below partition 1's new mark");
-        assertEquals(false, await(big.append(c, 1, 10_280, b("x"))).duplicate(), "above partition 1's new mark");
-        assertEquals(true, await(big.append(c, 1, 10_301, b("x"))).duplicate(), "partition 1, still in the window");
+        assertEquals(true, await(big.append(c, 1, 100_000 + 2 * w - 2, b("x"))).duplicate(),
+                "never queued, now below partition 1's new mark");
+        assertEquals(true, await(big.append(c, 0, 2 * w - 2, b("x"))).duplicate(), "below partition 0's new mark");
+        assertEquals(false, await(big.append(c, 0, 2 * w, b("x"))).duplicate(),
+                "never queued, above partition 0's mark and below its highest offset");
+    }
+
+    /**
+     * A queue written by the version that kept its window as a sorted set ({@code :s}) and only
+     * the marks: its positions are still known as queued until that set expires.
+     */
+    @Test
+    void aQueueWrittenWithTheEarlierWindowKeepsItsRepeatsOut() {
+        String c = "dev-earlier-window";
+        List<String> keys = queues.keysOf(c);
+        String meta = keys.get(2);
+        String sorted = keys.get(6);
+        // As the earlier script left it: offsets 10 and 14 of partition 0 remembered, 1..7 forgotten.
+        redis.sync().hset(meta, java.util.Map.of("seq", "2", "wp0", "7"));
+        redis.sync().zadd(sorted, 1, "p0:10");
+        redis.sync().zadd(sorted, 2, "p0:14");
+        assertEquals(true, await(queues.append(c, 0, 10, b("old"))).duplicate(), "in the earlier window");
+        assertEquals(true, await(queues.append(c, 0, 5, b("old"))).duplicate(), "below the earlier mark");
+        assertEquals(false, await(queues.append(c, 0, 12, b("gap"))).duplicate(), "never queued");
+        assertEquals(true, await(queues.append(c, 0, 14, b("old"))).duplicate(),
+                "in the earlier window, above the highest offset of this version's first call");
+        assertEquals(false, await(queues.append(c, 0, 15, b("new"))).duplicate());
+        assertEquals(List.of("gap", "new"), texts(await(queues.read(c, 0, 10))));
+        assertEquals(3L, await(queues.read(c, 0, 10)).get(0).seq(), "sequence numbers go on from the earlier ones");
     }
 
     @Test
@@ -247,7 +297,7 @@ class DeviceQueuesTest {
         assertEquals(List.of(105, 106, -107, 108, 109, 0), left.subList(0, 6).stream().map(DeviceQueues.Entry::packetId)
                 .toList());
         List<String> stamps = redis.sync().hkeys(roomy.keysOf(c).get(2)).stream().filter(k -> k.startsWith("t")).toList();
-        assertEquals(15, stamps.size(), "the removed entries' time stamps went with them: " + stamps);
+        assertEquals(List.of(), stamps, "the time an entry was queued is kept in its value");
         List<String> identified = redis.sync().hkeys(roomy.keysOf(c).get(3));
         assertEquals(5, identified.size(), "no packet identifier of a removed entry stays: " + identified);
     }
@@ -311,6 +361,34 @@ class DeviceQueuesTest {
         assertEquals(List.of("first", "second", "third", "fourth"), texts(await(queues.read(c, 0, 10))));
     }
 
+    /**
+     * An append asks only the meta hash whether expiries are due; a key it makes anew (the queue
+     * emptied and filling again, the window's next generation) gets its expiry at once all the same.
+     */
+    @Test
+    void keysMadeAnewWhileTheMetaHashHasTimeLeftGetAnExpiry() {
+        String c = "dev-ttl-fresh";
+        DeviceQueues big = new DeviceQueues(redis.binaryCommands(), prefix, 10 * DeviceQueues.SEEN_WINDOW,
+                Duration.ofMinutes(10));
+        List<String> keys = big.keysOf(c);
+        long s1 = await(big.append(c, 0, 1, b("first"))).seq();
+        redis.sync().pexpire(keys.get(2), Duration.ofMinutes(10).toMillis() + 3_000); // not due for a while
+        await(big.remove(c, s1));
+        assertEquals(0L, redis.sync().exists(keys.get(0)), "the queue emptied");
+        await(big.append(c, 0, 2, b("second")));
+        List<DeviceQueues.Item> items = new java.util.ArrayList<>();
+        for (int i = 3; i < 3 + DeviceQueues.SEEN_WINDOW; i++) {
+            items.add(new DeviceQueues.Item(0, i, b("m" + i)));
+        }
+        await(big.appendAll(c, items)); // the window's generation is full: it becomes the older one
+        assertEquals(0L, redis.sync().exists(keys.get(4)), "no current generation yet");
+        await(big.append(c, 0, 5_000, b("next")));
+        for (int k : new int[] {0, 1, 4, 5}) {
+            long ttl = redis.sync().pttl(keys.get(k));
+            assertTrue(ttl > Duration.ofMinutes(10).toMillis(), keys.get(k) + " expires: " + ttl);
+        }
+    }
+
     @Test
     void aDeleteTakesWhatWasQueuedBeforeItWasAskedForAndSparesTheNextSessionsEntries() {
         java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000);
@@ -335,19 +413,49 @@ class DeviceQueuesTest {
         }
     }
 
+    /**
+     * A queue written before the time an entry was queued moved into its value keeps it in field
+     * {@code t<seq>} of the meta hash: a delete still reads it there, and a removed or dropped
+     * entry leaves none behind.
+     */
     @Test
-    void aRemovedOrDroppedEntryLeavesNoTimeStampBehind() {
-        String c = "dev-stamps";
-        long s1 = await(queues.append(c, 0, 1, b("a"))).seq();
-        for (int i = 2; i <= 5; i++) {
-            await(queues.append(c, 0, i, b("m" + i))); // the limit is 3: the two oldest go
+    void entriesStampedInTheMetaHashAreDeletedByTimeAndLeaveNoStampBehind() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(5_000);
+        DeviceQueues timed = new DeviceQueues(redis.binaryCommands(), prefix, 3, Duration.ofMinutes(10), null, null,
+                now::get);
+        String c = "dev-meta-stamps";
+        List<String> keys = timed.keysOf(c);
+        String meta = keys.get(2);
+        for (int s = 1; s <= 3; s++) { // as the earlier script left them
+            redis.sync().zadd(keys.get(0), s, Integer.toString(s));
+            redis.sync().hset(keys.get(1), Integer.toString(s), "old" + s);
+            redis.sync().hset(meta, "t" + s, Integer.toString(1_000 * s));
         }
-        long seqRemoved = await(queues.read(c, 0, 1)).get(0).seq();
-        await(queues.remove(c, seqRemoved));
-        String meta = queues.keysOf(c).get(2);
-        List<String> stamps = redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).sorted().toList();
-        assertEquals(2, stamps.size(), "one stamp per entry left: " + stamps);
-        assertTrue(!stamps.contains("t" + s1) && !stamps.contains("t" + seqRemoved), stamps.toString());
+        redis.sync().hset(meta, java.util.Map.of("seq", "3", "hp0", "3"));
+        await(timed.remove(c, 1));
+        await(timed.append(c, 0, 4, b("new4")));
+        await(timed.append(c, 0, 5, b("new5"))); // the limit is 3: entry 2 goes
+        assertEquals(List.of("old3", "new4", "new5"), texts(await(timed.read(c, 0, 10))));
+        assertEquals(List.of("t3"), redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).toList(),
+                "removed and dropped entries took their stamps with them");
+        await(timed.remove(c, 4));
+        assertEquals(List.of("t3"), redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).toList());
+
+        now.set(4_000); // after entry 3 (3,000), before entry 5 (5,000)
+        assertEquals(1L, await(timed.delete(c)));
+        assertEquals(List.of("new5"), texts(await(timed.read(c, 0, 10))));
+        assertEquals(List.of(), redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).toList());
+    }
+
+    @Test
+    void aValueKeepsItsBytesWhateverTheyAre() {
+        String c = "dev-bytes";
+        byte[] tLike = b("T123:not a stamp of ours");
+        byte[] empty = new byte[0];
+        await(queues.appendAll(c, List.of(new DeviceQueues.Item(0, 1, tLike), new DeviceQueues.Item(0, 2, empty))));
+        List<DeviceQueues.Entry> read = await(queues.read(c, 0, 10));
+        assertArrayEquals(tLike, read.get(0).value());
+        assertArrayEquals(empty, read.get(1).value());
     }
 
     @Test
