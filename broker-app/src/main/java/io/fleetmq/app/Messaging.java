@@ -103,7 +103,7 @@ final class Messaging implements AutoCloseable {
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private PublishConsumer consumer;
     private GroupConsumer<SessionEvent> sequence;
-    private GroupConsumer<io.fleetmq.core.cluster.Downlink> devicePersisted;
+    private GroupConsumer<DeviceQueueWriter.Stored> devicePersisted;
     private final Set<Integer> ownedPublishPartitions = new HashSet<>();
     private final MeterRegistry meters;
     /** Gauges bound to this incarnation's objects, removed when it is fenced or closed. */
@@ -280,7 +280,7 @@ final class Messaging implements AutoCloseable {
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
                 topics, drops, requestTimeout, nodeId, this::command, backpressure);
         devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
-                kafka.settings().topicPrefix() + "device-persisted", "device-persisted", ClusterCodec::decodeDownlink,
+                kafka.settings().topicPrefix() + "device-persisted", "device-persisted", DeviceQueueWriter.Stored::decode,
                 queueWriter::handle, GroupConsumer.Hooks.none()
                         .withBeforeCommit(queueWriter::flushed)
                         // A hand-off queued again is recognised by its source position.

@@ -185,7 +185,8 @@ public final class ClusterCodec {
      */
     public static byte[] encode(Downlink d, byte[] encodedMessage) {
         // The first part keeps the unsplit layout, so a record that needs no split reads as before.
-        return write(d.part() == 0 ? DOWNLINK : DOWNLINK_PART, out -> {
+        int hint = 2 + 4 + 8 + 4 + 4 + 4 + encodedMessage.length + 96 * d.matched().size();
+        return write(d.part() == 0 ? DOWNLINK : DOWNLINK_PART, hint, out -> {
             out.writeInt(d.sourcePartition());
             out.writeLong(d.sourceOffset());
             if (d.part() > 0) {
@@ -421,7 +422,12 @@ public final class ClusterCodec {
     }
 
     private static byte[] write(byte type, Writer writer) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+        return write(type, 64, writer);
+    }
+
+    /** @param sizeHint about the bytes it will take: enough saves the buffer's growing copies */
+    private static byte[] write(byte type, int sizeHint, Writer writer) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(sizeHint);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(FORMAT_VERSION);
             out.writeByte(type);

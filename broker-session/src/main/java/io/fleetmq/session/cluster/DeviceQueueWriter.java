@@ -4,6 +4,7 @@ import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.cluster.SessionState;
+import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.Membership;
@@ -58,7 +59,7 @@ public final class DeviceQueueWriter {
     private final io.fleetmq.core.log.LogLimit failureLog = new io.fleetmq.core.log.LogLimit(1, Duration.ofSeconds(30));
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
-    private final Map<String, List<Downlink>> batch = new LinkedHashMap<>();
+    private final Map<String, List<Stored>> batch = new LinkedHashMap<>();
 
     /**
      * @param nodeId        this node: a client connected here is told directly, not through Kafka
@@ -87,13 +88,26 @@ public final class DeviceQueueWriter {
         this.timeout = timeout;
     }
 
+    /**
+     * A record of {@code device.persisted} as read: the message for the client it is keyed by, and
+     * the bytes it came in, which are the queue entry as they are (encoding it again would give the
+     * same bytes, at a cost per message).
+     */
+    public record Stored(Downlink downlink, byte[] encoded) {
+
+        public static Stored decode(byte[] value) throws MessageFormatException {
+            return new Stored(ClusterCodec.decodeDownlink(value), value);
+        }
+    }
+
     /** One record of {@code device.persisted}: a message for the client the record is keyed by. */
-    public void handle(Downlink d, int partition, long offset) {
+    public void handle(Stored record, int partition, long offset) {
+        Downlink d = record.downlink();
         if (d.matched().isEmpty()) {
             return;
         }
         stage.working(d.message());
-        batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(d);
+        batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(record);
     }
 
     /**
@@ -103,14 +117,15 @@ public final class DeviceQueueWriter {
      * of a batch must not store a later message before an earlier one that failed a moment before.
      */
     private void writeBatch() {
-        for (Map.Entry<String, List<Downlink>> e : batch.entrySet()) {
+        for (Map.Entry<String, List<Stored>> e : batch.entrySet()) {
             String clientId = e.getKey();
             CompletableFuture<?> chain = CompletableFuture.completedFuture(null);
             List<Downlink> chunk = new ArrayList<>();
             long bytes = 0;
             List<DeviceQueues.Item> items = new ArrayList<>();
-            for (Downlink d : e.getValue()) {
-                byte[] value = ClusterCodec.encode(d);
+            for (Stored record : e.getValue()) {
+                Downlink d = record.downlink();
+                byte[] value = record.encoded();
                 if (!chunk.isEmpty() && (chunk.size() >= CHUNK_MESSAGES || bytes + value.length > CHUNK_BYTES)) {
                     chain = append(chain, clientId, chunk, items);
                     chunk = new ArrayList<>();

@@ -3,9 +3,11 @@ package io.fleetmq.session.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fleetmq.core.cluster.ClusterCodec;
 import io.fleetmq.core.cluster.Downlink;
 import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.message.BrokerMessage;
+import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.core.subscription.Subscription;
 import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.KafkaClients;
@@ -78,9 +80,29 @@ class DeviceQueueWriterTest {
 
     private void write(long... sourceOffsets) {
         for (long offset : sourceOffsets) {
-            writer.handle(downlink(offset), 0, offset);
+            writer.handle(record(downlink(offset)), 0, offset);
         }
         assertTrue(writer.flushed(), "the batch is in Redis");
+    }
+
+    private static DeviceQueueWriter.Stored record(Downlink d) {
+        try {
+            return DeviceQueueWriter.Stored.decode(ClusterCodec.encode(d));
+        } catch (MessageFormatException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void anEntryIsTheRecordAsItWasRead() throws Exception {
+        Downlink d = downlink(7);
+        byte[] value = ClusterCodec.encode(d);
+        writer.handle(DeviceQueueWriter.Stored.decode(value), 0, 7);
+        assertTrue(writer.flushed());
+        List<DeviceQueues.Entry> entries = queues.read(CLIENT, 0, 10).toCompletableFuture().join();
+        assertEquals(1, entries.size());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(value, entries.get(0).value());
+        assertEquals(d.message().topic(), ClusterCodec.decodeDownlink(entries.get(0).value()).message().topic());
     }
 
     private List<Long> noticedSeqs() {
