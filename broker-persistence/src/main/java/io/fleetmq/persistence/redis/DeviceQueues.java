@@ -62,9 +62,10 @@ public final class DeviceQueues {
      * The positions are remembered in two generations, each a string of "partition:offset," (KEYS[5]
      * the current one, appended to; KEYS[6] the one before). When the current one holds SEEN_WINDOW
      * positions (field n), the one before is forgotten, each partition's mark rising to the highest
-     * of its positions there, and the current one takes its place. Appending to a string costs one
-     * command per call, where a sorted set trimmed to an exact length cost a command per message and
-     * a range read per call.
+     * of its positions there, and the current one takes its place (copied rather than renamed, so
+     * it keeps no room its growth left spare). Appending to a string costs one command per call,
+     * where a sorted set trimmed to an exact length cost a command per message and a range read per
+     * call.
      *
      * KEYS[7] is the sorted set of positions an older version of the script kept: a queue it wrote
      * has no highest offsets yet, and until that set expires a lookup asks it too.
@@ -210,7 +211,9 @@ public final class DeviceQueues {
                     meta[#meta + 1] = o
                   end
                 end
-                redis.call('RENAME', KEYS[5], KEYS[6])
+                redis.call('SET', KEYS[6], redis.call('GET', KEYS[5]))
+                redis.call('DEL', KEYS[5])
+                fresh[#fresh + 1] = KEYS[6]
                 n = 0
               end
               for p in pairs(raised) do
