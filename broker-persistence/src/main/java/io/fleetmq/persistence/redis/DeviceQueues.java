@@ -67,8 +67,13 @@ public final class DeviceQueues {
      * where a sorted set trimmed to an exact length cost a command per message and a range read per
      * call.
      *
-     * KEYS[7] is the sorted set of positions an older version of the script kept: a queue it wrote
-     * has no highest offsets yet, and until that set expires a lookup asks it too.
+     * KEYS[7] is the sorted set of positions the version before kept, whose nodes may still write
+     * the queue during a rolling upgrade: they add their positions there and move neither the
+     * highest offsets nor the generations. An append first takes what that set holds into the
+     * current generation, raising the highest offsets, and deletes it; so positions queued by either
+     * version are known to this one. Those this version queued are not known to the version before:
+     * a record routed again across the upgrade, by a node of the version before after one of this
+     * version stored it, can be queued twice.
      */
     /*
      * The scripts keep each key of a queue alive at least the time to live past a write: a key
@@ -95,10 +100,6 @@ public final class DeviceQueues {
      * the call pushed out is told on its last new message. Last comes the reader registered for the
      * queue (field r of KEYS[3], empty for none), in the same atomic step. One call costs about
      * eight commands, whatever the number of messages.
-     *
-     * Each value starts with the time it was queued (see stampedValue), which a delete compares
-     * with its own. Queues written before the stamp moved into the value keep it in field t<seq>
-     * of KEYS[3]; field sv is the first sequence number stamped in its value.
      */
     private static final String APPEND = """
             local limit = tonumber(ARGV[1])
@@ -111,7 +112,7 @@ public final class DeviceQueues {
                 parts[#parts + 1] = ARGV[i]
               end
             end
-            local fields = {'seq', 'n', 'r', 'sv'}
+            local fields = {'seq', 'n', 'r'}
             for _, p in ipairs(parts) do
               fields[#fields + 1] = 'h' .. p
               fields[#fields + 1] = 'w' .. p
@@ -120,37 +121,44 @@ public final class DeviceQueues {
             local seq = tonumber(got[1] or '0')
             local first = seq
             local n = tonumber(got[2] or '0')
-            local stamped = tonumber(got[4] or tostring(seq + 1))
             local high, mark, raised = {}, {}, {}
-            local legacy
-            local function loadLegacy()
-              if legacy == nil then
-                legacy = {}
-                for _, m in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do legacy[m] = true end
+            for k, p in ipairs(parts) do
+              mark[p] = tonumber(got[2 * k + 3] or '-1')
+              high[p] = math.max(mark[p], tonumber(got[2 * k + 2] or '-1'))
+            end
+            local fresh = {}
+            local function remember(text)
+              if redis.call('APPEND', KEYS[5], text) == #text then fresh[#fresh + 1] = KEYS[5] end
+            end
+            local function each(command, key, args)
+              for k = 1, #args, 200 do
+                redis.call(command, key, unpack(args, k, math.min(k + 199, #args)))
               end
             end
-            for k, p in ipairs(parts) do
-              mark[p] = tonumber(got[2 * k + 4] or '-1')
-              if got[2 * k + 3] then
-                high[p] = tonumber(got[2 * k + 3])
-              else
-                local h = mark[p]
-                loadLegacy()
-                for m in pairs(legacy) do
-                  local colon = string.find(m, ':', 1, true)
-                  if string.sub(m, 1, colon - 1) == p then
-                    local o = tonumber(string.sub(m, colon + 1))
-                    if o > h then h = o end
-                  end
-                end
-                high[p] = h
-                raised[p] = true
+            local legacy = redis.call('ZRANGE', KEYS[7], 0, -1)
+            if #legacy > 0 then
+              local top = {}
+              for _, m in ipairs(legacy) do
+                local colon = string.find(m, ':', 1, true)
+                local p = string.sub(m, 1, colon - 1)
+                local o = tonumber(string.sub(m, colon + 1))
+                if top[p] == nil or o > top[p] then top[p] = o end
               end
+              for p, o in pairs(top) do
+                local h = high[p]
+                if h == nil then h = tonumber(redis.call('HGET', KEYS[3], 'h' .. p) or '-1') end
+                if o > h then
+                  high[p] = o
+                  raised[p] = true
+                end
+              end
+              remember(table.concat(legacy, ',') .. ',')
+              n = n + #legacy
+              redis.call('DEL', KEYS[7])
             end
             local remembered
-            local fresh = {}
             local added = {}
-            local seen, order, data, meta = {}, {}, {}, {}
+            local seen, order, data = {}, {}, {}
             local last = 0
             for i = 5, #ARGV, 3 do
               local part = ARGV[i]
@@ -163,9 +171,8 @@ public final class DeviceQueues {
                 else
                   if remembered == nil then
                     remembered = ',' .. (redis.call('GET', KEYS[6]) or '') .. (redis.call('GET', KEYS[5]) or '')
-                    loadLegacy()
                   end
-                  queued = legacy[member] or string.find(remembered, ',' .. member .. ',', 1, true) ~= nil
+                  queued = string.find(remembered, ',' .. member .. ',', 1, true) ~= nil
                 end
               end
               if queued then
@@ -188,15 +195,18 @@ public final class DeviceQueues {
                 last = #out
               end
             end
-            if seq > first then
-              local function each(command, key, args)
-                for k = 1, #args, 200 do
-                  redis.call(command, key, unpack(args, k, math.min(k + 199, #args)))
+            if seq > first or #legacy > 0 then
+              local meta = {}
+              if seq > first then
+                remember(table.concat(seen, ',') .. ',')
+                n = n + #seen
+                meta[#meta + 1] = 'seq'
+                meta[#meta + 1] = seq
+                for k = 1, #order, 2 do
+                  meta[#meta + 1] = 't' .. order[k]
+                  meta[#meta + 1] = ARGV[3]
                 end
               end
-              local text = table.concat(seen, ',') .. ','
-              if redis.call('APPEND', KEYS[5], text) == #text then fresh[#fresh + 1] = KEYS[5] end
-              n = n + #seen
               if n >= window then
                 local left = {}
                 for p, o in string.gmatch(redis.call('GET', KEYS[6]) or '', '([^,:]+):(%d+),') do
@@ -222,13 +232,9 @@ public final class DeviceQueues {
               end
               meta[#meta + 1] = 'n'
               meta[#meta + 1] = n
-              meta[#meta + 1] = 'seq'
-              meta[#meta + 1] = seq
-              if not got[4] then
-                meta[#meta + 1] = 'sv'
-                meta[#meta + 1] = stamped
-              end
               each('HSET', KEYS[3], meta)
+            end
+            if seq > first then
               each('ZADD', KEYS[1], order)
               each('HSET', KEYS[2], data)
               local size = redis.call('ZCARD', KEYS[1])
@@ -241,7 +247,7 @@ public final class DeviceQueues {
                 for _, s in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do
                   redis.call('HDEL', KEYS[2], s)
                   redis.call('HDEL', KEYS[4], s)
-                  if tonumber(s) < stamped then redis.call('HDEL', KEYS[3], 't' .. s) end
+                  redis.call('HDEL', KEYS[3], 't' .. s)
                 end
                 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
                 out[last] = over
@@ -298,33 +304,25 @@ public final class DeviceQueues {
      */
     private static final String WRITES = """
             local removed = {}
+            local stamps = {}
             local identified = false
             for i = 2, #ARGV, 3 do
               local s = ARGV[i + 1]
               if ARGV[i] == 'r' then
                 removed[#removed + 1] = s
+                stamps[#stamps + 1] = 't' .. s
               elseif redis.call('ZSCORE', KEYS[1], s) then
                 redis.call('HSET', KEYS[4], s, ARGV[i + 2])
                 identified = true
               end
             end
             if identified then renew(KEYS[4], tonumber(ARGV[1])) end
-            local stamps = {}
-            if #removed > 0 then
-              local sv = redis.call('HGET', KEYS[3], 'sv')
-              local stamped = sv and tonumber(sv) or math.huge
-              for _, s in ipairs(removed) do
-                if tonumber(s) < stamped then stamps[#stamps + 1] = 't' .. s end
-              end
-            end
             for k = 1, #removed, 200 do
               local last = math.min(k + 199, #removed)
               redis.call('ZREM', KEYS[1], unpack(removed, k, last))
               redis.call('HDEL', KEYS[2], unpack(removed, k, last))
               redis.call('HDEL', KEYS[4], unpack(removed, k, last))
-            end
-            for k = 1, #stamps, 200 do
-              redis.call('HDEL', KEYS[3], unpack(stamps, k, math.min(k + 199, #stamps)))
+              redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
             end
             return #removed
             """;
@@ -332,9 +330,7 @@ public final class DeviceQueues {
 
     /*
      * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
-     * clock, against the time at the start of each value, or in field t<seq> of KEYS[3] for an
-     * entry queued before stamps moved into the value; an entry without a time predates the
-     * stamps and goes too). Entries queued later belong
+     * clock; an entry without a time predates the stamps and goes too). Entries queued later belong
      * to the client's next session: a delete retried after a Redis outage must not take them.
      */
     private static final String DELETE = """
@@ -342,8 +338,7 @@ public final class DeviceQueues {
             local n = 0
             local kept = 0
             for _, s in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-              local t = string.match(redis.call('HGET', KEYS[2], s) or '', '^T(%d+):')
-              t = tonumber(t or redis.call('HGET', KEYS[3], 't' .. s) or '0')
+              local t = tonumber(redis.call('HGET', KEYS[3], 't' .. s) or '0')
               if t < cutoff then
                 redis.call('ZREM', KEYS[1], s)
                 redis.call('HDEL', KEYS[2], s)
@@ -490,15 +485,13 @@ public final class DeviceQueues {
         byte[][] args = new byte[4 + 3 * items.size()][];
         args[0] = bytes(Integer.toString(limit));
         args[1] = bytes(Long.toString(ttl.toMillis()));
-        long now = clock.getAsLong();
-        args[2] = bytes(Long.toString(now));
+        args[2] = bytes(Long.toString(clock.getAsLong()));
         args[3] = bytes(Integer.toString(SEEN_WINDOW));
-        byte[] stamp = bytes("T" + now + ":");
         int a = 4;
         for (Item item : items) {
             args[a++] = bytes("p" + item.sourcePartition());
             args[a++] = bytes(Long.toString(item.sourceOffset()));
-            args[a++] = stampedValue(stamp, item.value());
+            args[a++] = item.value();
         }
         return counted("append", APPEND_SCRIPT
                 .<List<Object>>run(commands(), ScriptOutputType.MULTI, keys(clientId), args)
@@ -548,7 +541,7 @@ public final class DeviceQueues {
                 .thenApply(r -> {
                     List<Entry> entries = new ArrayList<>(r.size() / 3);
                     for (int i = 0; i + 2 < r.size(); i += 3) {
-                        entries.add(new Entry(Long.parseLong(text(r.get(i))), unstamped((byte[]) r.get(i + 1)),
+                        entries.add(new Entry(Long.parseLong(text(r.get(i))), (byte[]) r.get(i + 1),
                                 Integer.parseInt(text(r.get(i + 2)))));
                     }
                     return entries;
@@ -579,32 +572,6 @@ public final class DeviceQueues {
             args[a++] = bytes(Integer.toString(w.arg()));
         }
         return WRITES_SCRIPT.<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), args);
-    }
-
-    /**
-     * What Redis keeps of an entry: the time it was queued ({@code T<epoch millis>:}, which a
-     * delete compares with its own) and the value. An encoded entry never starts with {@code T}
-     * (its first byte is the format version), so an entry queued before stamps moved into the
-     * value reads back as it was.
-     */
-    static byte[] stampedValue(byte[] stamp, byte[] value) {
-        byte[] out = new byte[stamp.length + value.length];
-        System.arraycopy(stamp, 0, out, 0, stamp.length);
-        System.arraycopy(value, 0, out, stamp.length, value.length);
-        return out;
-    }
-
-    /** The value of {@link #stampedValue}, or {@code stored} itself if it has no stamp. */
-    static byte[] unstamped(byte[] stored) {
-        if (stored.length == 0 || stored[0] != 'T') {
-            return stored;
-        }
-        for (int i = 1; i < stored.length; i++) {
-            if (stored[i] == ':') {
-                return java.util.Arrays.copyOfRange(stored, i + 1, stored.length);
-            }
-        }
-        return stored;
     }
 
     private static final byte[] REMOVE_KIND = {'r'};

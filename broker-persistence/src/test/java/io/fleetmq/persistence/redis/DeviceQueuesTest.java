@@ -248,6 +248,35 @@ class DeviceQueuesTest {
         assertEquals(3L, await(queues.read(c, 0, 10)).get(0).seq(), "sequence numbers go on from the earlier ones");
     }
 
+    /**
+     * During a rolling upgrade a node of the version before may append to a queue between two
+     * appends of this version, adding its positions to the sorted set and moving neither the
+     * highest offsets nor the generations: its positions are still known as queued.
+     */
+    @Test
+    void positionsTheEarlierVersionQueuedBetweenTwoAppendsAreRepeats() {
+        DeviceQueues queues = new DeviceQueues(redis.binaryCommands(), prefix, 100, Duration.ofMinutes(10));
+        String c = "dev-mixed-versions";
+        List<String> keys = queues.keysOf(c);
+        assertEquals(false, await(queues.append(c, 0, 10, b("new 10"))).duplicate());
+        // The version before appends offset 20 (and 15 of partition 1) as its script did.
+        redis.sync().zadd(keys.get(6), 2, "p0:20");
+        redis.sync().zadd(keys.get(6), 3, "p1:15");
+        redis.sync().hset(keys.get(2), java.util.Map.of("seq", "3", "t2", "1", "t3", "1"));
+        redis.sync().zadd(keys.get(0), 2, "2");
+        redis.sync().zadd(keys.get(0), 3, "3");
+        redis.sync().hset(keys.get(1), java.util.Map.of("2", "old 20", "3", "old p1 15"));
+        assertEquals(true, await(queues.append(c, 0, 20, b("again"))).duplicate(),
+                "queued by the version before, above this version's highest offset");
+        assertEquals(true, await(queues.append(c, 1, 15, b("again"))).duplicate(),
+                "of a partition this version had not seen for the queue");
+        assertEquals(false, await(queues.append(c, 0, 18, b("new 18"))).duplicate(), "never queued");
+        assertEquals(false, await(queues.append(c, 0, 21, b("new 21"))).duplicate());
+        assertEquals(0L, redis.sync().exists(keys.get(6)), "the sorted set was taken in and deleted");
+        assertEquals(List.of("new 10", "old 20", "old p1 15", "new 18", "new 21"),
+                texts(await(queues.read(c, 0, 10))));
+    }
+
     @Test
     void beyondTheLimitTheOldestGoesAndIsCounted() {
         String c = "dev-limit";
@@ -297,7 +326,7 @@ class DeviceQueuesTest {
         assertEquals(List.of(105, 106, -107, 108, 109, 0), left.subList(0, 6).stream().map(DeviceQueues.Entry::packetId)
                 .toList());
         List<String> stamps = redis.sync().hkeys(roomy.keysOf(c).get(2)).stream().filter(k -> k.startsWith("t")).toList();
-        assertEquals(List.of(), stamps, "the time an entry was queued is kept in its value");
+        assertEquals(15, stamps.size(), "the removed entries' time stamps went with them: " + stamps);
         List<String> identified = redis.sync().hkeys(roomy.keysOf(c).get(3));
         assertEquals(5, identified.size(), "no packet identifier of a removed entry stays: " + identified);
     }
@@ -413,49 +442,19 @@ class DeviceQueuesTest {
         }
     }
 
-    /**
-     * A queue written before the time an entry was queued moved into its value keeps it in field
-     * {@code t<seq>} of the meta hash: a delete still reads it there, and a removed or dropped
-     * entry leaves none behind.
-     */
     @Test
-    void entriesStampedInTheMetaHashAreDeletedByTimeAndLeaveNoStampBehind() {
-        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(5_000);
-        DeviceQueues timed = new DeviceQueues(redis.binaryCommands(), prefix, 3, Duration.ofMinutes(10), null, null,
-                now::get);
-        String c = "dev-meta-stamps";
-        List<String> keys = timed.keysOf(c);
-        String meta = keys.get(2);
-        for (int s = 1; s <= 3; s++) { // as the earlier script left them
-            redis.sync().zadd(keys.get(0), s, Integer.toString(s));
-            redis.sync().hset(keys.get(1), Integer.toString(s), "old" + s);
-            redis.sync().hset(meta, "t" + s, Integer.toString(1_000 * s));
+    void aRemovedOrDroppedEntryLeavesNoTimeStampBehind() {
+        String c = "dev-stamps";
+        long s1 = await(queues.append(c, 0, 1, b("a"))).seq();
+        for (int i = 2; i <= 5; i++) {
+            await(queues.append(c, 0, i, b("m" + i))); // the limit is 3: the two oldest go
         }
-        redis.sync().hset(meta, java.util.Map.of("seq", "3", "hp0", "3"));
-        await(timed.remove(c, 1));
-        await(timed.append(c, 0, 4, b("new4")));
-        await(timed.append(c, 0, 5, b("new5"))); // the limit is 3: entry 2 goes
-        assertEquals(List.of("old3", "new4", "new5"), texts(await(timed.read(c, 0, 10))));
-        assertEquals(List.of("t3"), redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).toList(),
-                "removed and dropped entries took their stamps with them");
-        await(timed.remove(c, 4));
-        assertEquals(List.of("t3"), redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).toList());
-
-        now.set(4_000); // after entry 3 (3,000), before entry 5 (5,000)
-        assertEquals(1L, await(timed.delete(c)));
-        assertEquals(List.of("new5"), texts(await(timed.read(c, 0, 10))));
-        assertEquals(List.of(), redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).toList());
-    }
-
-    @Test
-    void aValueKeepsItsBytesWhateverTheyAre() {
-        String c = "dev-bytes";
-        byte[] tLike = b("T123:not a stamp of ours");
-        byte[] empty = new byte[0];
-        await(queues.appendAll(c, List.of(new DeviceQueues.Item(0, 1, tLike), new DeviceQueues.Item(0, 2, empty))));
-        List<DeviceQueues.Entry> read = await(queues.read(c, 0, 10));
-        assertArrayEquals(tLike, read.get(0).value());
-        assertArrayEquals(empty, read.get(1).value());
+        long seqRemoved = await(queues.read(c, 0, 1)).get(0).seq();
+        await(queues.remove(c, seqRemoved));
+        String meta = queues.keysOf(c).get(2);
+        List<String> stamps = redis.sync().hkeys(meta).stream().filter(k -> k.startsWith("t")).sorted().toList();
+        assertEquals(2, stamps.size(), "one stamp per entry left: " + stamps);
+        assertTrue(!stamps.contains("t" + s1) && !stamps.contains("t" + seqRemoved), stamps.toString());
     }
 
     @Test
