@@ -135,16 +135,18 @@ public final class DeviceQueues {
                 redis.call(command, key, unpack(args, k, math.min(k + 199, #args)))
               end
             end
-            local legacy = redis.call('ZRANGE', KEYS[7], 0, -1)
-            if #legacy > 0 then
+            local function highest(positions)
               local top = {}
-              for _, m in ipairs(legacy) do
-                local colon = string.find(m, ':', 1, true)
-                local p = string.sub(m, 1, colon - 1)
-                local o = tonumber(string.sub(m, colon + 1))
+              for p, o in string.gmatch(positions, '([^,:]+):(%d+),') do
+                o = tonumber(o)
                 if top[p] == nil or o > top[p] then top[p] = o end
               end
-              for p, o in pairs(top) do
+              return top
+            end
+            local legacy = redis.call('ZRANGE', KEYS[7], 0, -1)
+            if #legacy > 0 then
+              local positions = table.concat(legacy, ',') .. ','
+              for p, o in pairs(highest(positions)) do
                 local h = high[p]
                 if h == nil then h = tonumber(redis.call('HGET', KEYS[3], 'h' .. p) or '-1') end
                 if o > h then
@@ -152,7 +154,7 @@ public final class DeviceQueues {
                   raised[p] = true
                 end
               end
-              remember(table.concat(legacy, ',') .. ',')
+              remember(positions)
               n = n + #legacy
               redis.call('DEL', KEYS[7])
             end
@@ -208,12 +210,7 @@ public final class DeviceQueues {
                 end
               end
               if n >= window then
-                local left = {}
-                for p, o in string.gmatch(redis.call('GET', KEYS[6]) or '', '([^,:]+):(%d+),') do
-                  o = tonumber(o)
-                  if left[p] == nil or o > left[p] then left[p] = o end
-                end
-                for p, o in pairs(left) do
+                for p, o in pairs(highest(redis.call('GET', KEYS[6]) or '')) do
                   local w = mark[p]
                   if w == nil then w = tonumber(redis.call('HGET', KEYS[3], 'w' .. p) or '-1') end
                   if o > w then
