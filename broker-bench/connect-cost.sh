@@ -16,9 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . broker-bench/lib.sh
-out=$(realpath -m "$1"); rounds=$2; shift 2
-jars=("$@")
-mkdir -p "$out"
+rounds_args "$@"
 user=bench; pass=bench-secret-1; admin_pass=bench-admin-secret-1
 bench() {
   java -jar broker-bench/target/fleetmq-bench.jar --port 30883 --scenario connect --clients 100 \

@@ -17,9 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . broker-bench/lib.sh
-out=$(realpath -m "$1"); rounds=$2; shift 2
-jars=("$@")
-mkdir -p "$out"
+rounds_args "$@"
 admin_pass=bench-admin-secret-1
 export MQTT_MAX_PUBLISH_RATE=0 MQTT_MAX_PUBLISH_BYTES_RATE=0
 bench() {

@@ -16,6 +16,15 @@ make_credential() {
     -H 'Content-Type: application/json' -d "$3" >/dev/null
 }
 
+# The arguments of a script that runs builds in turns, OUT ROUNDS JAR...: sets out (made if
+# missing), rounds and the array jars.
+#   rounds_args "$@"
+rounds_args() {
+  out=$(realpath -m "$1"); rounds=$2; shift 2
+  jars=("$@")
+  mkdir -p "$out"
+}
+
 # CPU time the process of PID has used so far, user and system, in clock ticks (getconf CLK_TCK).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 

@@ -17,9 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . broker-bench/lib.sh
-out=$(realpath -m "$1"); rounds=$2; shift 2
-jars=("$@")
-mkdir -p "$out"
+rounds_args "$@"
 bench() { java -jar broker-bench/target/fleetmq-bench.jar --port 28883 --qos 1 "$@"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 scenarios=(
