@@ -91,6 +91,13 @@ final class Messaging implements AutoCloseable {
     private final Membership membership;
     private final SessionDirectory directory;
     private final ClusterRouter router;
+    /**
+     * From the receipt of the oldest message the routing consumer routed in a batch to the end of
+     * that batch's routing (its hand-offs stored), recorded once per batch.
+     */
+    private final io.micrometer.core.instrument.Timer routingDelay;
+    /** Receipt (wall clock) of the oldest message the routing consumer routed in the current batch, or none. */
+    private long batchOldest = Long.MAX_VALUE;
     private final RoutingOrder routingOrder;
     private final DeadLetters deadLetters;
     private final BrokerTopics topics;
@@ -126,6 +133,11 @@ final class Messaging implements AutoCloseable {
         this.config = config;
         this.local = local;
         this.meters = meters;
+        this.routingDelay = io.micrometer.core.instrument.Timer.builder("fleetmq.publish.routing.delay")
+                .description("From the receipt of a message to the end of its routing by the routing consumer (its"
+                        + " hand-offs to other nodes, DEVICE queues and APPLICATION backlogs stored): the oldest"
+                        + " message of each batch the consumer routed, once per batch")
+                .register(meters);
         ClusterSettings cluster = config.cluster();
         String nodeId = config.nodeId();
         Duration requestTimeout = kafka.settings().requestTimeout();
@@ -279,6 +291,7 @@ final class Messaging implements AutoCloseable {
 
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
                 topics, drops, requestTimeout, nodeId, this::command, backpressure);
+        queueWriter.meters(meters);
         devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", DeviceQueueWriter.Stored::decode,
                 queueWriter::handle, GroupConsumer.Hooks.none()
@@ -419,6 +432,7 @@ final class Messaging implements AutoCloseable {
 
     private void route(PublishedRecord record) {
         routingOrder.read(record.partition(), record.offset(), () -> {
+            batchOldest = Math.min(batchOldest, record.message().createdAtMillis());
             retainedRouting.route(record);
             router.route(record.message(), record.partition(), record.offset());
         });
@@ -430,7 +444,14 @@ final class Messaging implements AutoCloseable {
      */
     private boolean routed() {
         boolean retainedStored = retainedRouting.flushed();
-        return router.flushed() && retainedStored;
+        boolean done = router.flushed() && retainedStored;
+        if (done && batchOldest != Long.MAX_VALUE) {
+            // The receipt is the receiving node's clock: another node's that runs ahead reads as 0.
+            routingDelay.record(Math.max(0, System.currentTimeMillis() - batchOldest),
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            batchOldest = Long.MAX_VALUE;
+        }
+        return done;
     }
 
     /**

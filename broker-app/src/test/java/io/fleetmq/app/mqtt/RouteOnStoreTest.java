@@ -198,6 +198,8 @@ class RouteOnStoreTest {
             device.subscribeWith().topicFilter("ros/mixed/queued").qos(MqttQos.AT_LEAST_ONCE).send();
             Mqtt5AsyncClient publisher = broker.connectedV5("ros-mixed-pub").toAsync();
             double readBefore = routed("read");
+            double routingDelaysBefore = broker.metric("fleetmq_publish_routing_delay_seconds_count", null);
+            double queueDelaysBefore = broker.metric("fleetmq_device_queue_write_delay_seconds_count", null);
 
             List<String> topics = new ArrayList<>();
             List<Boolean> retain = new ArrayList<>();
@@ -223,6 +225,12 @@ class RouteOnStoreTest {
             assertTrue(routed("read") - readBefore >= toDevice.size(),
                     "at least those for the DEVICE queue routed when read back: " + (routed("read") - readBefore));
             assertEquals(0, broker.dropped("session_queue_full"));
+            // What the consumer routed and the DEVICE queue stored shows in the delay timers, a batch a sample.
+            // (Recorded once a batch's writes are confirmed, which can be just after its messages arrived.)
+            io.fleetmq.testkit.Await.until(java.time.Duration.ofSeconds(30), "the routing consumer's batches recorded",
+                    () -> broker.metric("fleetmq_publish_routing_delay_seconds_count", null) > routingDelaysBefore);
+            io.fleetmq.testkit.Await.until(java.time.Duration.ofSeconds(30), "the DEVICE queue writer's batches recorded",
+                    () -> broker.metric("fleetmq_device_queue_write_delay_seconds_count", null) > queueDelaysBefore);
             publisher.disconnect().get(10, TimeUnit.SECONDS);
         } finally {
             subscriber.disconnect();

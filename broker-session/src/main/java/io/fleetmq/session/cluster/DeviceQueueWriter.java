@@ -58,6 +58,10 @@ public final class DeviceQueueWriter {
     /** While Redis is away every batch fails, twice a second: a line now and then. */
     private final io.fleetmq.core.log.LogLimit failureLog = new io.fleetmq.core.log.LogLimit(1, Duration.ofSeconds(30));
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
+    /** From receipt to storage in Redis of the oldest message of each batch; null until {@link #meters} is called. */
+    private io.micrometer.core.instrument.Timer writeDelay;
+    /** Receipt (wall clock) of the oldest message of the batch being written, or none. */
+    private long batchOldest = Long.MAX_VALUE;
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Stored>> batch = new LinkedHashMap<>();
 
@@ -88,6 +92,14 @@ public final class DeviceQueueWriter {
         this.timeout = timeout;
     }
 
+    /** Registers the writer's meter, {@code fleetmq.device.queue.write.delay}. */
+    public void meters(io.micrometer.core.instrument.MeterRegistry meters) {
+        this.writeDelay = io.micrometer.core.instrument.Timer.builder("fleetmq.device.queue.write.delay")
+                .description("From the receipt of a message to its storage in a DEVICE queue in Redis: the oldest"
+                        + " message of each batch of device.persisted this node wrote, once per batch")
+                .register(meters);
+    }
+
     /**
      * A record of {@code device.persisted} as read: the message for the client it is keyed by, and
      * the bytes it came in, which are the queue entry as they are (encoding it again would give the
@@ -107,6 +119,7 @@ public final class DeviceQueueWriter {
             return;
         }
         stage.working(d.message());
+        batchOldest = Math.min(batchOldest, d.message().createdAtMillis());
         batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(record);
     }
 
@@ -231,6 +244,11 @@ public final class DeviceQueueWriter {
         inFlight.clear();
         if (ok) {
             stage.done();
+            if (writeDelay != null && batchOldest != Long.MAX_VALUE) {
+                // The receipt is the receiving node's clock: another node's that runs ahead reads as 0.
+                writeDelay.record(Math.max(0, System.currentTimeMillis() - batchOldest), TimeUnit.MILLISECONDS);
+            }
+            batchOldest = Long.MAX_VALUE;
         } else {
             // The batch is read again: its oldest message stays under way, so a Redis that stalls
             // or is away keeps this node's publishers held (for as long as the stage counts).

@@ -105,6 +105,34 @@ class DeviceQueueWriterTest {
         assertEquals(d.message().topic(), ClusterCodec.decodeDownlink(entries.get(0).value()).message().topic());
     }
 
+    /**
+     * The write delay is recorded once per stored batch, for its oldest message: a message received
+     * five seconds before its batch was stored shows at least those five seconds.
+     */
+    @Test
+    void eachStoredBatchRecordsHowLongAfterReceiptItsOldestMessageWasStored() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        writer.meters(meters);
+        io.micrometer.core.instrument.Timer delay = meters.get("fleetmq.device.queue.write.delay").timer();
+        assertEquals(0, delay.count(), "nothing stored yet");
+
+        Downlink fresh = downlink(1);
+        Downlink old = new Downlink(0, 2, new BrokerMessage("d/" + CLIENT, "old".getBytes(StandardCharsets.UTF_8), 1,
+                false, "pub", System.currentTimeMillis() - 5_000, BrokerMessage.NO_EXPIRY,
+                BrokerMessage.PAYLOAD_FORMAT_ABSENT, null, null, null, List.of()), fresh.matched());
+        writer.handle(record(fresh), 0, 1);
+        writer.handle(record(old), 0, 2);
+        assertTrue(writer.flushed(), "the batch is in Redis");
+
+        assertEquals(1, delay.count(), "one sample per batch");
+        assertTrue(delay.max(java.util.concurrent.TimeUnit.MILLISECONDS) >= 5_000,
+                "the oldest message's delay: " + delay.max(java.util.concurrent.TimeUnit.MILLISECONDS));
+        write(3);
+        assertEquals(2, delay.count(), "the next batch, its own sample");
+        assertTrue(delay.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS) < 5_000 + 60_000,
+                "the second batch's message was not five seconds old");
+    }
+
     private List<Long> noticedSeqs() {
         return notices.stream().map(n -> ((NodeCommand.Queued) n).seq()).toList();
     }
