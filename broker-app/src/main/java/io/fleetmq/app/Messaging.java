@@ -91,13 +91,8 @@ final class Messaging implements AutoCloseable {
     private final Membership membership;
     private final SessionDirectory directory;
     private final ClusterRouter router;
-    /**
-     * From the receipt of the oldest message the routing consumer routed in a batch to the end of
-     * that batch's routing (its hand-offs stored), recorded once per batch.
-     */
-    private final io.micrometer.core.instrument.Timer routingDelay;
-    /** Receipt (wall clock) of the oldest message the routing consumer routed in the current batch, or none. */
-    private long batchOldest = Long.MAX_VALUE;
+    /** From the receipt of the oldest message the routing consumer routed in a batch to the end of that batch's routing. */
+    private final io.fleetmq.session.cluster.BatchDelay routingDelay;
     private final RoutingOrder routingOrder;
     private final DeadLetters deadLetters;
     private final BrokerTopics topics;
@@ -133,11 +128,10 @@ final class Messaging implements AutoCloseable {
         this.config = config;
         this.local = local;
         this.meters = meters;
-        this.routingDelay = io.micrometer.core.instrument.Timer.builder("fleetmq.publish.routing.delay")
-                .description("From the receipt of a message to the end of its routing by the routing consumer (its"
-                        + " hand-offs to other nodes, DEVICE queues and APPLICATION backlogs stored): the oldest"
-                        + " message of each batch the consumer routed, once per batch")
-                .register(meters);
+        this.routingDelay = new io.fleetmq.session.cluster.BatchDelay(meters, "fleetmq.publish.routing.delay",
+                "From the receipt of a message to the end of its routing by the routing consumer (its hand-offs to"
+                        + " other nodes, DEVICE queues and APPLICATION backlogs stored): the oldest message of each"
+                        + " batch the consumer routed, once per batch");
         ClusterSettings cluster = config.cluster();
         String nodeId = config.nodeId();
         Duration requestTimeout = kafka.settings().requestTimeout();
@@ -432,7 +426,7 @@ final class Messaging implements AutoCloseable {
 
     private void route(PublishedRecord record) {
         routingOrder.read(record.partition(), record.offset(), () -> {
-            batchOldest = Math.min(batchOldest, record.message().createdAtMillis());
+            routingDelay.saw(record.message().createdAtMillis());
             retainedRouting.route(record);
             router.route(record.message(), record.partition(), record.offset());
         });
@@ -445,11 +439,8 @@ final class Messaging implements AutoCloseable {
     private boolean routed() {
         boolean retainedStored = retainedRouting.flushed();
         boolean done = router.flushed() && retainedStored;
-        if (done && batchOldest != Long.MAX_VALUE) {
-            // The receipt is the receiving node's clock: another node's that runs ahead reads as 0.
-            routingDelay.record(Math.max(0, System.currentTimeMillis() - batchOldest),
-                    java.util.concurrent.TimeUnit.MILLISECONDS);
-            batchOldest = Long.MAX_VALUE;
+        if (done) {
+            routingDelay.done();
         }
         return done;
     }

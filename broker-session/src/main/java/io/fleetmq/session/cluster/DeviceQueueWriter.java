@@ -59,9 +59,7 @@ public final class DeviceQueueWriter {
     private final io.fleetmq.core.log.LogLimit failureLog = new io.fleetmq.core.log.LogLimit(1, Duration.ofSeconds(30));
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     /** From receipt to storage in Redis of the oldest message of each batch; null until {@link #meters} is called. */
-    private io.micrometer.core.instrument.Timer writeDelay;
-    /** Receipt (wall clock) of the oldest message of the batch being written, or none. */
-    private long batchOldest = Long.MAX_VALUE;
+    private BatchDelay writeDelay;
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Stored>> batch = new LinkedHashMap<>();
 
@@ -94,10 +92,9 @@ public final class DeviceQueueWriter {
 
     /** Registers the writer's meter, {@code fleetmq.device.queue.write.delay}. */
     public void meters(io.micrometer.core.instrument.MeterRegistry meters) {
-        this.writeDelay = io.micrometer.core.instrument.Timer.builder("fleetmq.device.queue.write.delay")
-                .description("From the receipt of a message to its storage in a DEVICE queue in Redis: the oldest"
-                        + " message of each batch of device.persisted this node wrote, once per batch")
-                .register(meters);
+        this.writeDelay = new BatchDelay(meters, "fleetmq.device.queue.write.delay",
+                "From the receipt of a message to its storage in a DEVICE queue in Redis: the oldest message of each"
+                        + " batch of device.persisted this node wrote, once per batch");
     }
 
     /**
@@ -119,7 +116,9 @@ public final class DeviceQueueWriter {
             return;
         }
         stage.working(d.message());
-        batchOldest = Math.min(batchOldest, d.message().createdAtMillis());
+        if (writeDelay != null) {
+            writeDelay.saw(d.message().createdAtMillis());
+        }
         batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(record);
     }
 
@@ -244,11 +243,9 @@ public final class DeviceQueueWriter {
         inFlight.clear();
         if (ok) {
             stage.done();
-            if (writeDelay != null && batchOldest != Long.MAX_VALUE) {
-                // The receipt is the receiving node's clock: another node's that runs ahead reads as 0.
-                writeDelay.record(Math.max(0, System.currentTimeMillis() - batchOldest), TimeUnit.MILLISECONDS);
+            if (writeDelay != null) {
+                writeDelay.done();
             }
-            batchOldest = Long.MAX_VALUE;
         } else {
             // The batch is read again: its oldest message stays under way, so a Redis that stalls
             // or is away keeps this node's publishers held (for as long as the stage counts).
