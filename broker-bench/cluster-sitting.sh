@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 what=${1:?scale|app-fan-in|storm}
 out=${2:?output directory}
 mkdir -p "$out"
-jar=$PWD/broker-app/target/fleetmq.jar
+jar=${JAR:-$PWD/broker-app/target/fleetmq.jar}
 bench=(java -jar "$PWD/broker-bench/target/fleetmq-bench.jar")
 export LOCAL_CLUSTER_DIR=${LOCAL_CLUSTER_DIR:-$out/local-cluster} FLEETMQ_JAR=$jar JAVA_OPTS=${JAVA_OPTS:--Xmx2g}
 
@@ -43,7 +43,7 @@ app_fan_in() {
   EMBEDDED_KAFKA_PORT=25092 EMBEDDED_KAFKA_CONTROLLER_PORT=25093 EMBEDDED_REDIS_PORT=25379 EMBEDDED_POSTGRES_PORT=25432 \
     java -Xmx2g -jar "$jar" >"$out/node.log" 2>&1 &
   local node=$!
-  trap 'kill $node 2>/dev/null || true' EXIT
+  trap "kill $node 2>/dev/null || true" EXIT
   until grep -qs "FleetMQ node .* ready in" "$out/node.log"; do sleep 0.5; kill -0 "$node"; done
   local token
   token=$(curl -sS -f -X POST http://127.0.0.1:25083/api/v1/auth/login -H 'Content-Type: application/json' \

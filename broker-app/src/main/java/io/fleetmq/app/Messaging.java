@@ -197,7 +197,8 @@ final class Messaging implements AutoCloseable {
             sessions.drain(cluster.shutdownServerReference()); // drained before this incarnation: still
         }
         this.router = new ClusterRouter(nodeId, subscriptions, sessions, directory, membership, clusterProducer, topics,
-                new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes(), meters);
+                new DeliveryGate(), drops, deadLetters, kafka.settings().recordLimits().maxDownlinkValueBytes(), meters,
+                backpressure);
         // A PUBLISH written here whose subscribers are all here is routed once Kafka confirms it,
         // not a fetch later; the routing consumer routes everything else and skips those.
         this.routingOrder = new RoutingOrder(meters);

@@ -39,7 +39,10 @@ import org.slf4j.LoggerFactory;
  *   subscriber slows no one but itself (its own queue bounds it). For a connected persistent
  *   DEVICE session, the arrival is the notice that the message is stored in its queue in Redis
  *   ({@link DeviceQueueReader#queued}); entries it reads from the queue later waited for the client
- *   and do not count.</li>
+ *   and do not count. For a persistent APPLICATION session, or a shared subscription read from a
+ *   backlog, the arrival is the routing node's write of the message into the backlog in Kafka
+ *   ({@link #storedInBacklogs}), connected or not: how soon the client reads it from there is the
+ *   client's own pace.</li>
  *   <li>Only messages of publishers that have their session on this node count, so their receipt
  *   time is this node's own clock: another node's clock, set differently, cannot make this one
  *   hold its publishers.</li>
@@ -209,6 +212,20 @@ public final class DeliveryBackpressure {
             late.increment();
         } else {
             lateNow = false; // caught up: the newest arrival was on time
+        }
+    }
+
+    /**
+     * The routing consumer stored {@code messages} in APPLICATION backlogs just now: each arrives
+     * (see the class comment). Routing thread; cheap unless a message is late.
+     */
+    public void storedInBacklogs(List<BrokerMessage> messages) {
+        if (delayMillis == 0 || messages.isEmpty()) {
+            return;
+        }
+        long now = wallMillis.getAsLong();
+        for (int i = 0; i < messages.size(); i++) {
+            arrived(messages.get(i), now);
         }
     }
 

@@ -57,6 +57,22 @@ class DeliveryBackpressureTest {
     }
 
     @Test
+    void messagesStoredInApplicationBacklogsArriveWhenStored() {
+        DeliveryBackpressure atWall = new DeliveryBackpressure(Duration.ofMillis(100), Duration.ofSeconds(1), timers,
+                timers::nanoTime, () -> NOW, meters);
+        atWall.localPublishers(Set.of("local")::contains);
+        atWall.storedInBacklogs(List.of(from("local", NOW - 50), from("elsewhere", NOW - 5_000)));
+        assertFalse(atWall.behind(), "on time, and another node's publisher has another clock");
+        atWall.storedInBacklogs(List.of(from("local", NOW - 20), from("local", NOW - 101)));
+        assertTrue(atWall.behind(), "the newest stored was late");
+        assertEquals(1, meters.get("fleetmq.publish.backpressure.late").counter().count());
+        atWall.storedInBacklogs(List.of());
+        assertTrue(atWall.behind(), "an empty batch says nothing");
+        atWall.storedInBacklogs(List.of(from("local", NOW - 30)));
+        assertFalse(atWall.behind(), "caught up");
+    }
+
+    @Test
     void withoutArrivalsForHalfTheDelayTheNodeIsNoLongerBehind() {
         b.arrived(from("local", NOW - 500), NOW);
         timers.advance(49, TimeUnit.MILLISECONDS);

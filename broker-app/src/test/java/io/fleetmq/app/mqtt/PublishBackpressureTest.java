@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * packets again and again. They are held, not lost: every one is acknowledged and delivered, in
  * order, and the waits are counted. In the first case a persistent DEVICE session subscribes too,
  * so every message also goes to a queue and is routed by the consumer, not when its write is
- * confirmed; in the second a persistent DEVICE session is the only subscriber.
+ * confirmed; in the second a persistent DEVICE session is the only subscriber, in the third a
+ * persistent APPLICATION session.
  */
 class PublishBackpressureTest {
 
@@ -50,7 +51,8 @@ class PublishBackpressureTest {
     static void start() {
         broker = TestBroker.start(dataDir, Map.of(
                 "MQTT_PUBLISH_BACKPRESSURE_DELAY", "1ms",
-                "MQTT_PUBLISH_BACKPRESSURE_MAX_WAIT", "200ms"));
+                "MQTT_PUBLISH_BACKPRESSURE_MAX_WAIT", "200ms",
+                "APPLICATION_CLIENT_ID_PATTERN", "bapp-.*"));
     }
 
     @AfterAll
@@ -94,6 +96,27 @@ class PublishBackpressureTest {
         assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
         assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
         device.disconnect();
+    }
+
+    /**
+     * A persistent APPLICATION subscriber alone: its messages reach it through its backlog in Kafka,
+     * and their writes into the backlog, stored late, hold the publisher as late deliveries do.
+     */
+    @Test
+    void lateWritesIntoAnApplicationBacklogHoldThePublisher() throws Exception {
+        Mqtt5BlockingClient app = broker.v5("bapp-1");
+        double waitsBefore = waits();
+        double lateBefore = late();
+        try (Mqtt5BlockingClient.Mqtt5Publishes in = app.publishes(MqttGlobalPublishFilter.ALL)) {
+            app.connectWith().cleanStart(true).sessionExpiryInterval(300).send();
+            app.subscribeWith().topicFilter("ba/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            publishUntilHeld("ba-pub", "ba/t", in, waitsBefore);
+        }
+        assertTrue(late() > lateBefore, "backlog writes later than 1 ms were counted: " + late());
+        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
+        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
+        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+        app.disconnect();
     }
 
     /**

@@ -13,6 +13,7 @@ import io.fleetmq.kafka.BrokerTopics;
 import io.fleetmq.kafka.DeadLetters;
 import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.Membership;
+import io.fleetmq.session.DeliveryBackpressure;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
@@ -72,6 +73,12 @@ public final class ClusterRouter {
      * for the whole producer, which it shares with the connect sequence and the DEVICE queue notices.
      */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
+    /**
+     * Messages of the batch being routed that go to APPLICATION backlogs (routing thread only): once
+     * their writes are stored they reach their backlog, an arrival for {@link #backpressure}.
+     */
+    private final List<BrokerMessage> backlogged = new ArrayList<>();
+    private final DeliveryBackpressure backpressure;
     /** Messages routed to nobody: each message is routed by one node, so the cluster's sum counts each once. */
     private final io.micrometer.core.instrument.Counter unmatched;
 
@@ -82,7 +89,8 @@ public final class ClusterRouter {
     public ClusterRouter(String nodeId, SubscriptionTrie subscriptions, SessionRegistry sessions,
             SessionDirectory directory, Membership membership, ClusterProducer producer, BrokerTopics topics,
             DeliveryGate gate, MessageDrops drops, DeadLetters deadLetters, int maxRecordValueBytes,
-            io.micrometer.core.instrument.MeterRegistry meters) {
+            io.micrometer.core.instrument.MeterRegistry meters, DeliveryBackpressure backpressure) {
+        this.backpressure = backpressure;
         this.unmatched = io.micrometer.core.instrument.Counter.builder("fleetmq.publish.unmatched")
                 .description("PUBLISH messages that matched no subscription when they were routed: delivered to"
                         + " nobody (a retained one is still kept as retained)")
@@ -113,6 +121,8 @@ public final class ClusterRouter {
         List<Runnable> writes;
         /** Shared groups without a member that can take the message. */
         int unserved;
+        /** Whether a write goes to an APPLICATION backlog. */
+        boolean backlogged;
         /** The message's encoding, made by the first write and shared by all its records. */
         final byte[][] encoded = new byte[1][];
 
@@ -156,6 +166,7 @@ public final class ClusterRouter {
             List<Subscription> subs = client.getValue();
             if (application(clientId)) {
                 plan.write(() -> toApplication(clientId, new Downlink(partition, offset, message, subs), encoded));
+                plan.backlogged = true;
             } else if (queuedForDevice(clientId, message, subs)) {
                 plan.write(() -> toDeviceQueue(clientId, new Downlink(partition, offset, message, subs), encoded));
             } else if (allHere(subs)) {
@@ -185,6 +196,7 @@ public final class ClusterRouter {
                 List<Subscription> reader = List.of(group.getValue().get(0));
                 plan.write(() -> toSharedApplication(group.getKey(), new Downlink(partition, offset, message, reader),
                         encoded));
+                plan.backlogged = true;
                 continue;
             }
             Subscription member = choose(group.getValue(), partition, offset);
@@ -195,6 +207,7 @@ public final class ClusterRouter {
             List<Subscription> one = List.of(member);
             if (application(member.clientId())) {
                 plan.write(() -> toApplication(member.clientId(), new Downlink(partition, offset, message, one), encoded));
+                plan.backlogged = true;
             } else if (queuedForDevice(member.clientId(), message, one)) {
                 plan.write(() -> toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, one), encoded));
             } else if (nodeOf(member).equals(nodeId)) {
@@ -226,6 +239,9 @@ public final class ClusterRouter {
         Plan plan = plan(message, matches, partition, offset, false);
         if (plan.writes != null) {
             plan.writes.forEach(Runnable::run);
+            if (plan.backlogged) {
+                backlogged.add(message);
+            }
         }
         for (int i = 0; i < plan.unserved; i++) {
             drops.count(MessageDrops.Reason.NO_SESSION, null, message.topic());
@@ -389,6 +405,7 @@ public final class ClusterRouter {
             downlinkFailed.set(false);
             failedTargets.clear();
             inFlight.clear();
+            backlogged.clear();
             return false;
         }
         // Each completes (stored or failed) within the producer's delivery timeout, after its callback ran.
@@ -406,6 +423,10 @@ public final class ClusterRouter {
             r.run();
         }
         boolean deadLettersStored = deadLetters.flushed();
+        if (stored) {
+            backpressure.storedInBacklogs(backlogged);
+        }
+        backlogged.clear(); // routed again if not stored, and counted then
         return stored && deadLettersStored;
     }
 
