@@ -149,8 +149,9 @@ public final class DeliveryBackpressure {
         this.timers = timers;
         this.nanos = nanos;
         this.late = Counter.builder("fleetmq.publish.backpressure.late")
-                .description("Messages of this node's publishers that reached a subscriber's session on this node "
-                        + "later than mqtt.publish-backpressure-delay after their receipt")
+                .description("Messages of this node's publishers that reached a subscriber's session on this node, "
+                        + "or an APPLICATION backlog it routed them to, later than mqtt.publish-backpressure-delay "
+                        + "after their receipt")
                 .register(meters);
         this.caughtUp = waits(meters, "caught_up");
         this.timedOut = waits(meters, "max_wait");
