@@ -14,7 +14,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The node's Netty event loops, shared by every listener (MQTT and admin HTTP): native epoll where
- * the platform has it, NIO elsewhere. One acceptor thread; I/O threads default to the core count.
+ * the platform has it, NIO elsewhere. One acceptor thread; I/O threads default to the core count
+ * (at least two), not Netty's twice that: an event loop only decodes, encodes and moves bytes, the
+ * work behind a packet runs elsewhere, and more loops than cores only switch between each other.
  */
 public final class EventLoops implements AutoCloseable {
 
@@ -26,8 +28,18 @@ public final class EventLoops implements AutoCloseable {
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.acceptors = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fleetmq-accept"), factory);
-        this.workers = new MultiThreadIoEventLoopGroup(ioThreads > 0 ? ioThreads : 0,
+        this.workers = new MultiThreadIoEventLoopGroup(ioThreads > 0 ? ioThreads : defaultIoThreads(),
                 new DefaultThreadFactory("fleetmq-io"), factory);
+    }
+
+    /** The I/O threads of {@code listeners.io-threads} 0: the cores available, at least two. */
+    static int defaultIoThreads() {
+        return Math.max(2, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** How many I/O threads serve the listeners. */
+    public int ioThreads() {
+        return ((MultiThreadIoEventLoopGroup) workers).executorCount();
     }
 
     public boolean isEpoll() {
