@@ -73,9 +73,7 @@ class PublishBackpressureTest {
             publishUntilHeld("bp-pub", "bp/t", in, waitsBefore);
         }
         assertTrue(late() > lateBefore, "deliveries later than 1 ms were counted: " + late());
-        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
-        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
-        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+        assertHeldAndNothingDropped(waitsBefore);
         queued.disconnect();
     }
 
@@ -92,9 +90,7 @@ class PublishBackpressureTest {
             device.subscribeWith().topicFilter("bq/#").qos(MqttQos.AT_LEAST_ONCE).send();
             publishUntilHeld("bq-pub", "bq/t", in, waitsBefore);
         }
-        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
-        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
-        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+        assertHeldAndNothingDropped(waitsBefore);
         device.disconnect();
     }
 
@@ -113,9 +109,7 @@ class PublishBackpressureTest {
             publishUntilHeld("ba-pub", "ba/t", in, waitsBefore);
         }
         assertTrue(late() > lateBefore, "backlog writes later than 1 ms were counted: " + late());
-        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
-        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
-        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
+        assertHeldAndNothingDropped(waitsBefore);
         app.disconnect();
     }
 
@@ -148,6 +142,13 @@ class PublishBackpressureTest {
             assertEquals(i, ByteBuffer.wrap(m.getPayloadAsBytes()).getInt(), "in order, none lost");
         }
         publisher.disconnect().get(1, TimeUnit.MINUTES);
+    }
+
+    /** The publisher's PUBLISH packets waited, no one waits any more, and nothing was dropped. */
+    private static void assertHeldAndNothingDropped(double waitsBefore) {
+        assertTrue(waits() > waitsBefore, "the publisher's PUBLISH packets waited: " + waits());
+        assertEquals(0, broker.metric("fleetmq_publish_backpressure_waiting", null), "nobody is left waiting");
+        assertEquals(0, broker.dropped("session_queue_full") + broker.dropped("publish_not_stored"));
     }
 
     private static double late() {
