@@ -137,6 +137,12 @@ public final class ClusterRouter {
             writes.add(w);
         }
 
+        /** A write into an APPLICATION backlog: its storage is the message's arrival there. */
+        void backlogWrite(Runnable w) {
+            write(w);
+            backlogged = true;
+        }
+
         void toNode(String node, Subscription s) {
             if (otherNodes == null) {
                 otherNodes = new HashMap<>(4);
@@ -165,8 +171,8 @@ public final class ClusterRouter {
             String clientId = client.getKey();
             List<Subscription> subs = client.getValue();
             if (application(clientId)) {
-                plan.write(() -> toApplication(clientId, new Downlink(partition, offset, message, subs), encoded));
-                plan.backlogged = true;
+                plan.backlogWrite(() -> toApplication(clientId, new Downlink(partition, offset, message, subs),
+                        encoded));
             } else if (queuedForDevice(clientId, message, subs)) {
                 plan.write(() -> toDeviceQueue(clientId, new Downlink(partition, offset, message, subs), encoded));
             } else if (allHere(subs)) {
@@ -194,9 +200,8 @@ public final class ClusterRouter {
                 // The reading member delivers with its own subscription, so the record carries one
                 // member, not the whole group: a group of thousands must not make it too large.
                 List<Subscription> reader = List.of(group.getValue().get(0));
-                plan.write(() -> toSharedApplication(group.getKey(), new Downlink(partition, offset, message, reader),
-                        encoded));
-                plan.backlogged = true;
+                plan.backlogWrite(() -> toSharedApplication(group.getKey(),
+                        new Downlink(partition, offset, message, reader), encoded));
                 continue;
             }
             Subscription member = choose(group.getValue(), partition, offset);
@@ -206,8 +211,8 @@ public final class ClusterRouter {
             }
             List<Subscription> one = List.of(member);
             if (application(member.clientId())) {
-                plan.write(() -> toApplication(member.clientId(), new Downlink(partition, offset, message, one), encoded));
-                plan.backlogged = true;
+                plan.backlogWrite(() -> toApplication(member.clientId(), new Downlink(partition, offset, message, one),
+                        encoded));
             } else if (queuedForDevice(member.clientId(), message, one)) {
                 plan.write(() -> toDeviceQueue(member.clientId(), new Downlink(partition, offset, message, one), encoded));
             } else if (nodeOf(member).equals(nodeId)) {
