@@ -11,7 +11,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -31,16 +30,6 @@ import org.slf4j.LoggerFactory;
  * PUBLISH is not acknowledged, so each publisher stops within its window (QoS 1/2) or once the
  * transport stops reading its socket (QoS 0). Releasing as soon as the newest arrival is on time,
  * rather than after a quiet period, keeps the pipeline from running dry between holds.
- *
- * <p>While deliveries stay late, a wait also ends once what this node received before it began has
- * arrived, but for the last quarter of the delay's worth: the messages that made the node late are
- * then through, and what waited goes on while the last of them is, so the pipeline never runs
- * empty. Ending waits only on an on-time arrival would not do that: everything under way when a
- * wait begins was received before it and arrives late, so the node catches up only once nothing is
- * left to arrive, and the pipeline then stood empty until the publishers refilled it, on every hold
- * (a tenth of the machine idle at saturation). A publisher that goes on and finds the node still
- * behind waits again, until what was received before that wait has arrived: while the node is
- * behind, each publisher goes on about once per delay, with what its window holds.
  *
  * <p>Only what the node itself can judge counts:
  * <ul>
@@ -76,24 +65,16 @@ public final class DeliveryBackpressure {
     /** Never behind: for nodes and tests without it. */
     public static final DeliveryBackpressure OFF = new DeliveryBackpressure();
 
-    /**
-     * Someone waiting until the node caught up.
-     *
-     * @param sinceWallMillis when the wait began, on the clock of {@link BrokerMessage#createdAtMillis()}
-     */
-    private record Waiter(long sinceNanos, long sinceWallMillis, Resume resume) {
+    /** Someone waiting until the node caught up. */
+    private record Waiter(long sinceNanos, Resume resume) {
     }
 
     /** What a waiter is told when its wait ends. */
     @FunctionalInterface
     public interface Resume {
 
-        /**
-         * @param stillBehind the node is still behind: the wait ended because it lasted the longest
-         *                    wait, or because what was received before it began has arrived; what
-         *                    waited goes on without waiting again
-         */
-        void resume(boolean stillBehind);
+        /** @param timedOut the node was still behind after the longest wait */
+        void resume(boolean timedOut);
     }
 
     private final long delayMillis;
@@ -106,8 +87,6 @@ public final class DeliveryBackpressure {
     private volatile Stage[] stages = new Stage[0];
     private final long tickNanos;
     private final long staleNanos;
-    /** How much of what was received before a wait began may still be under way when it ends. */
-    private final long drainMarginMillis;
     private final ScheduledExecutorService timers;
     private final LongSupplier nanos;
     private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
@@ -116,15 +95,12 @@ public final class DeliveryBackpressure {
     private final Counter late;
     private final Counter caughtUp;
     private final Counter timedOut;
-    private final Counter drained;
     private final Counter stalls;
     private volatile Predicate<String> localPublisher = id -> false;
     /** When a delivery last came late. */
     private volatile long lastLateNanos;
     /** The newest arrival of a message of this node's publishers was late. */
     private volatile boolean lateNow;
-    /** The latest receipt (wall clock) of a message of this node's publishers that arrived late. */
-    private final AtomicLong latestLateReceipt = new AtomicLong(Long.MIN_VALUE);
 
     private DeliveryBackpressure() {
         this.delayMillis = 0;
@@ -134,13 +110,11 @@ public final class DeliveryBackpressure {
         this.wallMillis = System::currentTimeMillis;
         this.tickNanos = 0;
         this.staleNanos = 0;
-        this.drainMarginMillis = 0;
         this.timers = null;
         this.nanos = System::nanoTime;
         this.late = null;
         this.caughtUp = null;
         this.timedOut = null;
-        this.drained = null;
         this.stalls = null;
     }
 
@@ -172,7 +146,6 @@ public final class DeliveryBackpressure {
         // Waiters are looked at ten times per delay: a wait ends at most a tenth of it late.
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1), delayNanos / 10);
         this.staleNanos = delayNanos / 2;
-        this.drainMarginMillis = delayMillis / 4;
         this.timers = timers;
         this.nanos = nanos;
         this.late = Counter.builder("fleetmq.publish.backpressure.late")
@@ -182,7 +155,6 @@ public final class DeliveryBackpressure {
                 .register(meters);
         this.caughtUp = waits(meters, "caught_up");
         this.timedOut = waits(meters, "max_wait");
-        this.drained = waits(meters, "drained");
         this.stalls = Counter.builder("fleetmq.publish.backpressure.stalls")
                 .description("Times a step of the delivery pipeline (writing DEVICE queues to Redis) worked on a "
                         + "message of this node's publishers for longer than mqtt.publish-backpressure-delay "
@@ -239,10 +211,6 @@ public final class DeliveryBackpressure {
             lastLateNanos = nanos.getAsLong();
             lateNow = true;
             late.increment();
-            long receipt = m.createdAtMillis();
-            if (receipt > latestLateReceipt.get()) {
-                latestLateReceipt.accumulateAndGet(receipt, Math::max);
-            }
         } else {
             lateNow = false; // caught up: the newest arrival was on time
         }
@@ -351,7 +319,7 @@ public final class DeliveryBackpressure {
      * after the longest wait if it still is.
      */
     void await(Resume resume) {
-        waiters.add(new Waiter(nanos.getAsLong(), wallMillis.getAsLong(), resume));
+        waiters.add(new Waiter(nanos.getAsLong(), resume));
         if (ticking.compareAndSet(false, true)) {
             schedule();
         }
@@ -377,19 +345,11 @@ public final class DeliveryBackpressure {
                 tell(w, false);
             }
         } else {
-            // Waiters queue in the order they began to wait: the ones waited out, and the ones whose
-            // messages from before the wait have arrived, are at the head. Only this tick takes
-            // waiters out (ticks never overlap), so the head looked at is the one taken.
-            long arrivedUpTo = latestLateReceipt.get() + drainMarginMillis;
-            for (Waiter w = waiters.peek(); w != null; w = waiters.peek()) {
-                if (now - w.sinceNanos() >= maxWaitNanos) {
-                    timedOut.increment();
-                } else if (arrivedUpTo >= w.sinceWallMillis()) {
-                    drained.increment();
-                } else {
-                    break;
-                }
+            // Waiters queue in the order they began to wait: the ones waited out are at the head.
+            // Only this tick takes waiters out (ticks never overlap), so the head looked at is the one taken.
+            for (Waiter w = waiters.peek(); w != null && now - w.sinceNanos() >= maxWaitNanos; w = waiters.peek()) {
                 waiters.poll();
+                timedOut.increment();
                 tell(w, true);
             }
         }

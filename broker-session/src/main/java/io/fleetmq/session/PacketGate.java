@@ -21,7 +21,7 @@ final class PacketGate {
     private final Consumer<Runnable> tell;
     /** Packets waiting, in order; null when none wait. */
     private ArrayDeque<Runnable> held;
-    /** Set while packets held for late deliveries go on though the node is still behind: they do not wait again. */
+    /** Set while packets held for late deliveries go on after the longest wait: they do not wait again. */
     private boolean passBackpressure;
 
     PacketGate(SessionServices services, Consumer<Runnable> tell) {
@@ -57,7 +57,7 @@ final class PacketGate {
             // Deliveries on this node are late: new messages wait, unacknowledged, until they caught
             // up (or for the longest wait), so publishers are slowed instead of the backlog growing.
             hold(again);
-            services.backpressure().await(stillBehind -> tell.accept(() -> releaseAfterBackpressure(stillBehind)));
+            services.backpressure().await(timedOut -> tell.accept(() -> releaseAfterBackpressure(timedOut)));
             return false;
         }
         if (packet instanceof Packet.Subscribe s && applicationBacklogs) {
@@ -110,12 +110,11 @@ final class PacketGate {
     }
 
     /**
-     * The wait for late deliveries ended. A wait that ended while deliveries are still late (after
-     * the longest wait, or once what the node received before it began has arrived) lets the held
-     * packets go on: a publisher is slowed, never stopped.
+     * The wait for late deliveries ended. After the longest wait the held packets go on even though
+     * deliveries are still late: a publisher is slowed, never stopped.
      */
-    private void releaseAfterBackpressure(boolean stillBehind) {
-        passBackpressure = stillBehind;
+    private void releaseAfterBackpressure(boolean timedOut) {
+        passBackpressure = timedOut;
         try {
             release();
         } finally {

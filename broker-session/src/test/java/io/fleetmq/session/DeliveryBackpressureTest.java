@@ -124,57 +124,6 @@ class DeliveryBackpressureTest {
     }
 
     @Test
-    void aWaitEndsOnceWhatTheNodeReceivedBeforeItBeganHasArrivedButTheLastQuarterDelay() {
-        DeliveryBackpressure s = staged();
-        long first = wallMillis();
-        s.arrived(from("local", first - 500), first);
-        s.await(resumed::add);
-        timers.advance(40, TimeUnit.MILLISECONDS);
-        s.arrived(from("local", first - 400), wallMillis()); // late arrivals keep coming
-        timers.advance(10, TimeUnit.MILLISECONDS);
-        long second = wallMillis();
-        s.await(resumed::add);
-
-        timers.advance(30, TimeUnit.MILLISECONDS);
-        s.arrived(from("local", first - 30), wallMillis()); // received 110 ms ago
-        timers.advance(10, TimeUnit.MILLISECONDS);
-        assertEquals(List.of(), resumed, "more than a quarter delay's worth received before the first wait is under way");
-
-        s.arrived(from("local", first - 20), wallMillis());
-        timers.advance(10, TimeUnit.MILLISECONDS);
-        assertEquals(List.of(true), resumed, "what came before the first wait arrived, but the last quarter delay");
-        assertTrue(s.behind(), "deliveries are still late: what waited goes on without waiting again");
-        assertEquals(1, waits("drained"));
-
-        timers.advance(30, TimeUnit.MILLISECONDS);
-        s.arrived(from("local", first - 40), wallMillis()); // an older message, late: the mark stays
-        timers.advance(10, TimeUnit.MILLISECONDS);
-        assertEquals(List.of(true), resumed, "the second wait began later");
-        timers.advance(5, TimeUnit.MILLISECONDS);
-        s.arrived(from("local", second - 10), wallMillis()); // received 105 ms ago
-        timers.advance(5, TimeUnit.MILLISECONDS);
-        assertEquals(List.of(true, true), resumed, "and ends later");
-        assertEquals(2, waits("drained"));
-        assertEquals(0, waits("caught_up"));
-        assertEquals(0, waits("max_wait"));
-    }
-
-    @Test
-    void aWaitDoesNotEndEarlyWhileAStageStallsWithNothingArriving() {
-        DeliveryBackpressure s = staged();
-        DeliveryBackpressure.Stage stage = s.stage();
-        s.arrived(from("local", wallMillis() - 300), wallMillis()); // an old late arrival
-        stage.working(from("local", wallMillis()));
-        timers.advance(101, TimeUnit.MILLISECONDS);
-        s.await(resumed::add);
-        timers.advance(500, TimeUnit.MILLISECONDS);
-        assertEquals(List.of(), resumed, "nothing received before the wait has arrived");
-        stage.done();
-        timers.advance(10, TimeUnit.MILLISECONDS);
-        assertEquals(List.of(false), resumed);
-    }
-
-    @Test
     void aStageWorkingOnAMessageOfThisNodeLongerThanTheDelayHoldsPublishersWithNothingArriving() {
         DeliveryBackpressure s = staged();
         DeliveryBackpressure.Stage stage = s.stage();
