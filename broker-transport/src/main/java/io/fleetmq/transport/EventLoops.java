@@ -22,7 +22,7 @@ public final class EventLoops implements AutoCloseable {
 
     private final boolean epoll;
     private final EventLoopGroup acceptors;
-    private final EventLoopGroup workers;
+    private final MultiThreadIoEventLoopGroup workers;
 
     public EventLoops(int ioThreads) {
         this.epoll = Epoll.isAvailable();
@@ -38,8 +38,8 @@ public final class EventLoops implements AutoCloseable {
     }
 
     /** How many I/O threads serve the listeners. */
-    public int ioThreads() {
-        return ((MultiThreadIoEventLoopGroup) workers).executorCount();
+    int ioThreads() {
+        return workers.executorCount();
     }
 
     public boolean isEpoll() {
