@@ -7,7 +7,8 @@ For each git revision REV (a commit, a branch, or "worktree" for the files as th
 APPEND, WRITES and RENEW scripts are taken from DeviceQueues.java and wrapped in one Lua driver,
 which runs inside a single EVAL: 100 clients take turns, each call appends M messages (default 6,
 one source partition per client, 150-byte values) and acknowledges, in one WRITES call, what the
-client's previous call queued, so queues stay short as for connected subscribers. A fresh
+client's previous call queued, so queues stay short as for connected subscribers (builds whose
+append carries removes get them in the client's next append instead). A fresh
 database per run: 20,000 calls to warm up (the repeat window filled), then 40,000 timed. Builds
 take turns, N rounds (default 3). Prints microseconds of Redis time per message, a driver that
 appends nothing first (its own cost, to subtract).
@@ -48,6 +49,12 @@ for c = 1, calls do
   local keys = {prefix .. 'i', prefix .. 'd', prefix .. 'm', prefix .. 'p', prefix .. 'a', prefix .. 'b', prefix .. 's'}
   if nkeys == 5 then keys[5] = prefix .. 's' end
   local args = {'1000', '3600000', '1700000000000', '1024'}
+  if %(carry)s then
+    args[5] = tostring(#(pending[cl] or {}))
+    for _, s in ipairs(pending[cl] or {}) do
+      args[#args + 1] = 'r'; args[#args + 1] = s; args[#args + 1] = '0'
+    end
+  end
   local p = cl %% 8
   for k = 1, per do
     off[p] = (off[p] or base) + 1 + (k %% 3)
@@ -60,7 +67,7 @@ for c = 1, calls do
   for _, s in ipairs(pending[cl] or {}) do
     wargs[#wargs + 1] = 'r'; wargs[#wargs + 1] = s; wargs[#wargs + 1] = '0'
   end
-  if #wargs > 1 then writes(keys, wargs) end
+  if #wargs > 1 and not %(carry)s then writes(keys, wargs) end
   local mine = {}
   for i = 1, #r - 1, 2 do if r[i] ~= 0 then mine[#mine + 1] = tostring(r[i]) end end
   pending[cl] = mine
@@ -89,8 +96,11 @@ def block(java, name):
 
 def driver(java, null=False):
     keys = 7 if "base + \"a\"" in java else 5
+    # Builds whose append carries the client's writes (ARGV[5] their number) get the removes
+    # there, instead of in a WRITES call of their own.
+    carry = "true" if "local carried = tonumber(ARGV[5])" in block(java, "APPEND") else "false"
     text = DRIVER % {"renew": block(java, "RENEW"), "append": NULL_APPEND if null else block(java, "APPEND"),
-                     "writes": block(java, "WRITES")}
+                     "writes": block(java, "WRITES"), "carry": carry}
     return text, keys
 
 

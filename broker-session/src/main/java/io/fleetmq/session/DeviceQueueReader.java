@@ -34,7 +34,9 @@ final class DeviceQueueReader {
     /**
      * How long the packet identifier of a QoS 1 entry waits before it is written to the queue: an
      * acknowledgement within that time makes the write moot, so a client that keeps up costs one
-     * Redis write per message (the remove) instead of two. The connection's end writes what waits.
+     * Redis write per message (the remove) instead of two. Both then ride on the client's next
+     * append as a rule ({@link DeviceQueueStore#sentWithSoon}, {@link DeviceQueueStore#removeSoon}).
+     * The connection's end writes what waits, at once.
      */
     static final long PACKET_ID_DELAY_MILLIS = 50;
 
@@ -72,7 +74,12 @@ final class DeviceQueueReader {
         @Override
         public void completed() {
             unrecorded.remove(seq);
-            services.deviceQueues().remove(clientId, seq);
+            if (qos == 1) {
+                // Carried by the client's next append as a rule: no Redis call of its own.
+                services.deviceQueues().removeSoon(clientId, seq);
+            } else {
+                services.deviceQueues().remove(clientId, seq);
+            }
         }
     }
 
@@ -132,7 +139,11 @@ final class DeviceQueueReader {
 
     /** The connection ended: it no longer wants to hear of new entries. */
     void disconnected() {
-        recordPacketIds(); // before a next connection's read, which waits for the writes asked for before it
+        // Both before a next connection's read, which waits for the writes asked for before it.
+        recordPacketIds();
+        if (services.deviceQueues() != null) {
+            services.deviceQueues().flushWrites(clientId);
+        }
         if (active) {
             services.deviceQueues().release(clientId, tag);
         }
@@ -143,7 +154,7 @@ final class DeviceQueueReader {
     private void recordPacketIds() {
         flushScheduled = false;
         for (java.util.Map.Entry<Long, Integer> e : unrecorded.entrySet()) {
-            services.deviceQueues().sentWith(clientId, e.getKey(), e.getValue());
+            services.deviceQueues().sentWithSoon(clientId, e.getKey(), e.getValue());
         }
         unrecorded.clear();
     }

@@ -26,6 +26,26 @@ public interface DeviceQueueStore {
     void remove(String clientId, long seq);
 
     /**
+     * The client acknowledged the QoS 1 entry: removed as {@link #remove} does, perhaps a moment
+     * later, together with the client's next append (see {@link DeviceQueues#removeSoon}).
+     */
+    default void removeSoon(String clientId, long seq) {
+        remove(clientId, seq);
+    }
+
+    /**
+     * The QoS 1 entry went out with {@code packetId}: remembered as {@link #sentWith} does, perhaps a
+     * moment later, together with the client's next append (see {@link DeviceQueues#sentWithSoon}).
+     */
+    default void sentWithSoon(String clientId, long seq, int packetId) {
+        sentWith(clientId, seq, packetId);
+    }
+
+    /** Sends what {@link #removeSoon} and {@link #sentWithSoon} left waiting, now: the connection ended. */
+    default void flushWrites(String clientId) {
+    }
+
+    /**
      * The entry went out with {@code packetId}; negative once PUBREC came and PUBREL went out, so that a
      * resumed session continues the flow where it stood.
      */
@@ -57,6 +77,21 @@ public interface DeviceQueueStore {
             @Override
             public void remove(String clientId, long seq) {
                 queues.remove(clientId, seq);
+            }
+
+            @Override
+            public void removeSoon(String clientId, long seq) {
+                queues.removeSoon(clientId, seq);
+            }
+
+            @Override
+            public void sentWithSoon(String clientId, long seq, int packetId) {
+                queues.sentWithSoon(clientId, seq, packetId);
+            }
+
+            @Override
+            public void flushWrites(String clientId) {
+                queues.flushWrites(clientId);
             }
 
             @Override

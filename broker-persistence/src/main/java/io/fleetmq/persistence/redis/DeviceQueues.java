@@ -5,11 +5,15 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -36,7 +40,9 @@ import java.util.function.LongSupplier;
  *
  * <p>Remove, packet identifier and delete are never given up on: they run in order per client and
  * are retried with backoff until Redis takes them (see {@link ClientLanes}); a read of a client's
- * queue waits for the writes asked for before it. Every failed command is counted in
+ * queue waits for the writes asked for before it. The remove of a QoS 1 entry the client
+ * acknowledged, and the packet identifier it was sent with, may instead ride on the client's next
+ * append ({@link #writeSoon}): a subscriber that keeps up has its queue written anyway. Every failed command is counted in
  * {@code fleetmq_redis_errors_total{op=...}}.
  */
 public final class DeviceQueues {
@@ -94,7 +100,10 @@ public final class DeviceQueues {
 
     /*
      * Appends one or more messages in order, atomically: ARGV[1] limit, ARGV[2] time to live,
-     * ARGV[3] now, ARGV[4] window, then per message its source partition, source offset and value.
+     * ARGV[3] now, ARGV[4] window, ARGV[5] how many of the client's writes the call carries (see
+     * writeSoon), each as WRITES takes it (kind, sequence number, packet identifier; applied before
+     * the new messages are stored, so removes make room before the queue is trimmed), then per
+     * message its source partition, source offset and value.
      * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed
      * out: the call's new messages are stored together, then the queue is trimmed once, and what
      * the call pushed out is told on its last new message. Last comes the reader registered for the
@@ -104,9 +113,11 @@ public final class DeviceQueues {
     private static final String APPEND = """
             local limit = tonumber(ARGV[1])
             local window = tonumber(ARGV[4])
+            local carried = tonumber(ARGV[5])
+            local start = 6 + 3 * carried
             local out = {}
             local parts, listed = {}, {}
-            for i = 5, #ARGV, 3 do
+            for i = start, #ARGV, 3 do
               if not listed[ARGV[i]] then
                 listed[ARGV[i]] = true
                 parts[#parts + 1] = ARGV[i]
@@ -127,6 +138,28 @@ public final class DeviceQueues {
               high[p] = math.max(mark[p], tonumber(got[2 * k + 2] or '-1'))
             end
             local fresh = {}
+            if carried > 0 then
+              local removed, stamps = {}, {}
+              local identified = false
+              for i = 6, start - 1, 3 do
+                local s = ARGV[i + 1]
+                if ARGV[i] == 'r' then
+                  removed[#removed + 1] = s
+                  stamps[#stamps + 1] = 't' .. s
+                elseif redis.call('ZSCORE', KEYS[1], s) then
+                  redis.call('HSET', KEYS[4], s, ARGV[i + 2])
+                  identified = true
+                end
+              end
+              if identified and redis.call('PTTL', KEYS[4]) == -1 then fresh[#fresh + 1] = KEYS[4] end
+              for k = 1, #removed, 200 do
+                local last = math.min(k + 199, #removed)
+                redis.call('ZREM', KEYS[1], unpack(removed, k, last))
+                redis.call('HDEL', KEYS[2], unpack(removed, k, last))
+                redis.call('HDEL', KEYS[4], unpack(removed, k, last))
+                redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
+              end
+            end
             local function remember(text)
               if redis.call('APPEND', KEYS[5], text) == #text then fresh[#fresh + 1] = KEYS[5] end
             end
@@ -162,7 +195,7 @@ public final class DeviceQueues {
             local added = {}
             local seen, order, data = {}, {}, {}
             local last = 0
-            for i = 5, #ARGV, 3 do
+            for i = start, #ARGV, 3 do
               local part = ARGV[i]
               local off = tonumber(ARGV[i + 1])
               local member = part .. ':' .. ARGV[i + 1]
@@ -384,6 +417,25 @@ public final class DeviceQueues {
     private final MeterRegistry meters;
     private final LongSupplier clock;
     private final Map<String, Counter> errors = new ConcurrentHashMap<>();
+    /** Where writes wait for their client's next append; null: writes are never deferred. */
+    private final ScheduledExecutorService timer;
+    /**
+     * Removes and packet identifiers waiting for their client's next append to carry them (see
+     * {@link #writeSoon}), by client; under {@code deferLock}, which is also held while they go to
+     * the client's lane, so that they reach it in their order with a delete.
+     */
+    private final Map<String, List<ClientLanes.Write>> deferred = new HashMap<>();
+    /** Clients with writes that appends carry right now; under {@code deferLock}. */
+    private final Map<String, Carry> carrying = new HashMap<>();
+    private final Object deferLock = new Object();
+    /** Removes in {@link #deferred}, over all clients. */
+    private final AtomicInteger deferredCount = new AtomicInteger();
+
+    /** How many appends carry writes of a client now, and whether a delete was asked for since. */
+    private static final class Carry {
+        int appends;
+        boolean deleted;
+    }
 
     /** Without retries or meters: a failed write fails its future. For tests of the scripts. */
     public DeviceQueues(RedisClusterAsyncCommands<String, byte[]> commands, String prefix, int limit, Duration ttl) {
@@ -406,10 +458,12 @@ public final class DeviceQueues {
             ScheduledExecutorService retryTimer, MeterRegistry meters, LongSupplier clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.meters = meters;
+        this.timer = retryTimer;
         this.lanes = new ClientLanes(retryTimer, op -> failed(op.label), this::writeNow);
         if (meters != null) {
-            Gauge.builder("fleetmq.redis.pending.writes", lanes, ClientLanes::pending)
-                    .description("DEVICE queue operations waiting for Redis (retried until it takes them)")
+            Gauge.builder("fleetmq.redis.pending.writes", this, DeviceQueues::pendingWrites)
+                    .description("DEVICE queue operations waiting for Redis (retried until it takes them), writes"
+                            + " waiting for an append to carry them included")
                     .register(meters);
             // Every operation's series from the start, so rate() and alerts see the first error.
             for (String op : java.util.List.of("append", "read", "remove", "sent_with", "delete", "release", "size")) {
@@ -425,9 +479,9 @@ public final class DeviceQueues {
         this.ttl = ttl;
     }
 
-    /** Operations waiting for Redis or in progress, over all clients. */
+    /** Operations waiting for Redis or in progress, over all clients, writes waiting for an append included. */
     public int pendingWrites() {
-        return lanes.pending();
+        return lanes.pending() + deferredCount.get();
     }
 
     private void failed(String op) {
@@ -479,19 +533,30 @@ public final class DeviceQueues {
      * Not retried here: the writer reads its batch from Kafka again until Redis takes it.
      */
     public CompletionStage<Appends> appendAll(String clientId, List<Item> items) {
-        byte[][] args = new byte[4 + 3 * items.size()][];
+        List<ClientLanes.Write> carried = takeDeferred(clientId);
+        byte[][] args = new byte[5 + 3 * carried.size() + 3 * items.size()][];
         args[0] = bytes(Integer.toString(limit));
         args[1] = bytes(Long.toString(ttl.toMillis()));
         args[2] = bytes(Long.toString(clock.getAsLong()));
         args[3] = bytes(Integer.toString(SEEN_WINDOW));
-        int a = 4;
+        args[4] = bytes(Integer.toString(carried.size()));
+        int a = 5;
+        for (ClientLanes.Write w : carried) {
+            args[a++] = w.op() == ClientLanes.Op.REMOVE ? REMOVE_KIND : SENT_WITH_KIND;
+            args[a++] = bytes(Long.toString(w.seq()));
+            args[a++] = bytes(Integer.toString(w.arg()));
+        }
         for (Item item : items) {
             args[a++] = bytes("p" + item.sourcePartition());
             args[a++] = bytes(Long.toString(item.sourceOffset()));
             args[a++] = item.value();
         }
-        return counted("append", APPEND_SCRIPT
-                .<List<Object>>run(commands(), ScriptOutputType.MULTI, keys(clientId), args)
+        CompletionStage<List<Object>> run = APPEND_SCRIPT
+                .run(commands(), ScriptOutputType.MULTI, keys(clientId), args);
+        if (!carried.isEmpty()) {
+            run = run.whenComplete((r, error) -> carried(clientId, carried, error == null));
+        }
+        return counted("append", run
                 .thenApply(r -> {
                     List<Appended> out = new ArrayList<>(r.size() / 2);
                     for (int i = 0; i + 1 < r.size(); i += 2) {
@@ -551,6 +616,127 @@ public final class DeviceQueues {
     }
 
     /**
+     * How long a write given to {@link #writeSoon} waits for the client's next append to carry it;
+     * what is still waiting then goes on its own, as {@link #remove} and {@link #sentWith} do.
+     */
+    public static final Duration CARRY_DELAY = Duration.ofMillis(200);
+
+    /**
+     * Removes an entry the client acknowledged, as {@link #remove} does, but with the client's next
+     * append if one comes within {@link #CARRY_DELAY} (see {@link #writeSoon}).
+     */
+    public void removeSoon(String clientId, long seq) {
+        writeSoon(clientId, new ClientLanes.Write(ClientLanes.Op.REMOVE, seq, 0));
+    }
+
+    /**
+     * Remembers the packet identifier an entry was sent with, as {@link #sentWith} does, but with the
+     * client's next append if one comes within {@link #CARRY_DELAY} (see {@link #writeSoon}).
+     */
+    public void sentWithSoon(String clientId, long seq, int packetId) {
+        writeSoon(clientId, new ClientLanes.Write(ClientLanes.Op.SENT_WITH, seq, packetId));
+    }
+
+    /**
+     * A remove or packet identifier that rides on the client's next append if one comes within
+     * {@link #CARRY_DELAY}, else goes on its own, retried until Redis takes it. A subscriber that
+     * keeps up has its queue written by every batch of its messages anyway, so such writes then
+     * cost Redis no call of their own. Until it is written the queue holds what it held: a
+     * connection that reads past the entry does not see it, {@link #flushWrites} sends what waits
+     * before a next connection reads, and a delete makes what waits moot. Without a timer (a queue
+     * made without retries) the write goes at once.
+     */
+    private void writeSoon(String clientId, ClientLanes.Write write) {
+        if (timer == null) {
+            lanes.submitWrite(clientId, write.op(), write.seq(), write.arg());
+            return;
+        }
+        List<ClientLanes.Write> fresh = null;
+        synchronized (deferLock) {
+            List<ClientLanes.Write> waiting = deferred.get(clientId);
+            if (waiting == null) {
+                waiting = fresh = new ArrayList<>(4);
+                deferred.put(clientId, waiting);
+            }
+            waiting.add(write);
+            deferredCount.incrementAndGet();
+        }
+        if (fresh != null) {
+            // This list's own deadline: one that an append took is not the next one's.
+            List<ClientLanes.Write> mine = fresh;
+            try {
+                timer.schedule(() -> flushWrites(clientId, mine), CARRY_DELAY.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException stopping) {
+                flushWrites(clientId); // the node is stopping: on their own, now
+            }
+        }
+    }
+
+    /** The deadline of {@code list}: sent on its own if it still waits. */
+    private void flushWrites(String clientId, List<ClientLanes.Write> list) {
+        synchronized (deferLock) {
+            if (deferred.get(clientId) == list) {
+                flushWrites(clientId);
+            }
+        }
+    }
+
+    /**
+     * Sends the client's writes that wait for an append (see {@link #writeSoon}) on their own, now:
+     * before a next connection's read, which waits for the writes asked for before it.
+     */
+    public void flushWrites(String clientId) {
+        synchronized (deferLock) {
+            List<ClientLanes.Write> waiting = deferred.remove(clientId);
+            if (waiting != null) {
+                deferredCount.addAndGet(-waiting.size());
+                submitAll(clientId, waiting);
+            }
+        }
+    }
+
+    private void submitAll(String clientId, List<ClientLanes.Write> writes) {
+        for (ClientLanes.Write w : writes) {
+            lanes.submitWrite(clientId, w.op(), w.seq(), w.arg());
+        }
+    }
+
+    /** The writes that wait for the client's next append: this one carries them. */
+    private List<ClientLanes.Write> takeDeferred(String clientId) {
+        if (timer == null) {
+            return List.of();
+        }
+        synchronized (deferLock) {
+            List<ClientLanes.Write> waiting = deferred.remove(clientId);
+            if (waiting == null) {
+                return List.of();
+            }
+            deferredCount.addAndGet(-waiting.size());
+            carrying.computeIfAbsent(clientId, c -> new Carry()).appends++;
+            return waiting;
+        }
+    }
+
+    /**
+     * An append that carried writes is done. If it failed, they go on their own (retried until
+     * Redis takes them), unless a delete of the queue was asked for meanwhile: that delete takes
+     * the entries, and a write after it could touch an entry of the next session that has the same
+     * sequence number.
+     */
+    private void carried(String clientId, List<ClientLanes.Write> writes, boolean stored) {
+        synchronized (deferLock) {
+            Carry carry = carrying.get(clientId);
+            boolean deleted = carry != null && carry.deleted;
+            if (carry != null && --carry.appends == 0) {
+                carrying.remove(clientId);
+            }
+            if (!stored && !deleted) {
+                submitAll(clientId, writes);
+            }
+        }
+    }
+
+    /**
      * Remembers the packet identifier an entry was sent with, for resending it after a reconnect;
      * negative once PUBREC came for it (see {@link Entry}). Retried until Redis takes it.
      */
@@ -585,8 +771,19 @@ public final class DeviceQueues {
         // What "the queue" is is fixed now, when the session ends, not when Redis takes the delete:
         // a clean start's new session may have had entries queued by then.
         byte[] cutoff = bytes(Long.toString(clock.getAsLong()));
-        return lanes.submit(clientId, ClientLanes.Op.DELETE, 0,
-                () -> DELETE_SCRIPT.<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), cutoff));
+        synchronized (deferLock) {
+            // Writes still waiting are moot: the delete takes their entries.
+            List<ClientLanes.Write> waiting = deferred.remove(clientId);
+            if (waiting != null) {
+                deferredCount.addAndGet(-waiting.size());
+            }
+            Carry carry = carrying.get(clientId);
+            if (carry != null) {
+                carry.deleted = true;
+            }
+            return lanes.submit(clientId, ClientLanes.Op.DELETE, 0,
+                    () -> DELETE_SCRIPT.<Long>run(commands(), ScriptOutputType.INTEGER, keys(clientId), cutoff));
+        }
     }
 
     /** Messages queued for the client. */

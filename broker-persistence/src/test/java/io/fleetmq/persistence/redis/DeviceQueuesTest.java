@@ -464,4 +464,207 @@ class DeviceQueuesTest {
             assertEquals(1, slots.size(), client + " keys in slots " + slots);
         }
     }
+
+    /** A timer whose tasks wait until {@code release} is counted down: nothing it holds runs before. */
+    private static java.util.concurrent.ScheduledExecutorService heldTimer(java.util.concurrent.CountDownLatch release) {
+        java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+        timer.execute(() -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return timer;
+    }
+
+    /** Waits until everything the timer was given before this call has run. */
+    private static void drain(java.util.concurrent.ScheduledExecutorService timer) throws Exception {
+        timer.schedule(() -> null, DeviceQueues.CARRY_DELAY.toMillis() * 2, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .get(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anAcknowledgedEntryIsRemovedByTheClientsNextAppendWithoutACallOfItsOwn() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
+        try {
+            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 3, Duration.ofMinutes(10), timer,
+                    null);
+            String c = "dev-carried";
+            long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
+            long s2 = await(deferring.append(c, 0, 2, b("b"))).seq();
+            await(deferring.append(c, 0, 3, b("c")));
+            deferring.removeSoon(c, s1);
+            deferring.removeSoon(c, s2);
+            assertEquals(2, deferring.pendingWrites(), "the removes wait for an append");
+            assertEquals(List.of("a", "b", "c"), texts(await(deferring.read(c, 0, 10))), "not removed yet");
+
+            // The timer cannot run: only the append can have removed them. The queue's limit is 3,
+            // so the removes also made the room that spares "c" from being trimmed.
+            DeviceQueues.Appended d = await(deferring.append(c, 0, 4, b("d")));
+            assertEquals(0, d.dropped());
+            assertEquals(0, deferring.pendingWrites());
+            assertEquals(List.of("c", "d"), texts(await(deferring.read(c, 0, 10))));
+            List<String> stamps = redis.sync().hkeys(deferring.keysOf(c).get(2)).stream()
+                    .filter(k -> k.startsWith("t")).toList();
+            assertEquals(2, stamps.size(), "the removed entries' time stamps went with them: " + stamps);
+        } finally {
+            release.countDown();
+            timer.shutdownNow();
+        }
+    }
+
+    @Test
+    void aRemoveNoAppendCarriesGoesOnItsOwnAfterTheDelayOrWhenFlushed() throws Exception {
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
+                    null);
+            String c = "dev-remove-later";
+            long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
+            long s2 = await(deferring.append(c, 0, 2, b("b"))).seq();
+            deferring.removeSoon(c, s1);
+            drain(timer); // the delay passed: the remove went on its own
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (deferring.pendingWrites() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(List.of("b"), texts(await(deferring.read(c, 0, 10))));
+
+            deferring.removeSoon(c, s2);
+            deferring.flushWrites(c); // the connection ended: at once, ahead of a next read
+            assertEquals(List.of(), texts(await(deferring.read(c, 0, 10))));
+        } finally {
+            timer.shutdownNow();
+        }
+    }
+
+    @Test
+    void aDeleteMakesWaitingRemovesMootSoTheNextSessionsEntriesOfTheSameNumbersStay() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
+        try {
+            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
+                    null);
+            String c = "dev-remove-moot";
+            long old = await(deferring.append(c, 0, 1, b("old"))).seq();
+            deferring.removeSoon(c, old);
+            assertEquals(1L, await(deferring.delete(c)));
+            // The next session's queue numbers its entries from the start again; its first entry is
+            // queued by another node's writer, so no append of this node carries the waiting remove.
+            DeviceQueues otherNode = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10));
+            assertEquals(old, await(otherNode.append(c, 0, 2, b("new"))).seq());
+            release.countDown();
+            drain(timer);
+            assertEquals(List.of("new"), texts(await(deferring.read(c, 0, 10))));
+            assertEquals(0, deferring.pendingWrites());
+        } finally {
+            release.countDown();
+            timer.shutdownNow();
+        }
+    }
+
+    @Test
+    void removesAnAppendCarriedGoOnTheirOwnWhenTheAppendFails() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
+        try {
+            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
+                    null);
+            String c = "dev-carry-failed";
+            long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
+            deferring.removeSoon(c, s1);
+            // The meta hash replaced by a string: the append fails on its first command that touches it.
+            String meta = deferring.keysOf(c).get(2);
+            redis.sync().del(meta);
+            redis.sync().set(meta, "not a hash");
+            java.util.concurrent.CompletionException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.CompletionException.class, () -> await(deferring.append(c, 0, 2, b("b"))));
+            assertTrue(failed.getCause().getMessage().contains("WRONGTYPE"), failed.toString());
+            assertEquals(1, deferring.pendingWrites(), "the remove went back to the client's writes, retried");
+            redis.sync().del(meta);
+            release.countDown(); // its retries may run now, and succeed
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (deferring.pendingWrites() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(0, deferring.pendingWrites());
+            assertEquals(List.of(), texts(await(deferring.read(c, 0, 10))));
+        } finally {
+            release.countDown();
+            timer.shutdownNow();
+        }
+    }
+
+    @Test
+    void aPacketIdentifierRidesOnTheNextAppendAndIsKeptOnlyForAnEntryStillQueued() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
+        try {
+            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
+                    null);
+            String c = "dev-carried-pid";
+            long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
+            long s2 = await(deferring.append(c, 0, 2, b("b"))).seq();
+            deferring.sentWithSoon(c, s1, 17);
+            deferring.removeSoon(c, s1); // acknowledged after all: its identifier is not kept
+            deferring.sentWithSoon(c, s2, 18);
+            assertEquals(List.of(0, 0), await(deferring.read(c, 0, 10)).stream().map(DeviceQueues.Entry::packetId)
+                    .toList(), "nothing written before an append carries it");
+
+            await(deferring.append(c, 0, 3, b("c")));
+            assertEquals(0, deferring.pendingWrites());
+            List<DeviceQueues.Entry> left = await(deferring.read(c, 0, 10));
+            assertEquals(List.of("b", "c"), texts(left));
+            assertEquals(List.of(18, 0), left.stream().map(DeviceQueues.Entry::packetId).toList());
+            assertEquals(List.of(Long.toString(s2)), redis.sync().hkeys(deferring.keysOf(c).get(3)));
+            Long expiry = redis.sync().pttl(deferring.keysOf(c).get(3));
+            assertTrue(expiry > Duration.ofMinutes(10).toMillis(), "the identifiers' hash expires: " + expiry);
+        } finally {
+            release.countDown();
+            timer.shutdownNow();
+        }
+    }
+
+    /** A timer that only keeps what it is given, for the test to run by hand. */
+    private static final class ManualTimer extends java.util.concurrent.ScheduledThreadPoolExecutor {
+        final List<Runnable> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        ManualTimer() {
+            super(1);
+        }
+
+        @Override
+        public java.util.concurrent.ScheduledFuture<?> schedule(Runnable task, long delay,
+                java.util.concurrent.TimeUnit unit) {
+            tasks.add(task);
+            return null;
+        }
+    }
+
+    @Test
+    void aWritesDeadlineIsItsOwnNotThatOfWritesAnEarlierAppendCarried() throws Exception {
+        ManualTimer timer = new ManualTimer();
+        try {
+            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
+                    null);
+            String c = "dev-own-deadline";
+            long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
+            deferring.removeSoon(c, s1);
+            long s2 = await(deferring.append(c, 0, 2, b("b"))).seq(); // carries the remove of "a"
+            deferring.removeSoon(c, s2);
+            assertEquals(2, timer.tasks.size(), "a deadline per list of waiting writes");
+
+            timer.tasks.get(0).run(); // the deadline of the list the append took: nothing to send
+            assertEquals(1, deferring.pendingWrites(), "the remove of b still waits for an append");
+            assertEquals(List.of("b"), texts(await(deferring.read(c, 0, 10))));
+
+            timer.tasks.get(1).run(); // its own deadline: on its own
+            assertEquals(List.of(), texts(await(deferring.read(c, 0, 10))));
+            assertEquals(0, deferring.pendingWrites());
+        } finally {
+            timer.shutdownNow();
+        }
+    }
 }
