@@ -4,7 +4,7 @@
     broker-bench/queue-script-cost.py [--rounds N] [--per-call M] REV...
 
 For each git revision REV (a commit, a branch, or "worktree" for the files as they are), the
-APPEND, WRITES and RENEW scripts are taken from DeviceQueues.java and wrapped in one Lua driver,
+APPEND, WRITES, RENEW and (where there is one) APPLY scripts are taken from DeviceQueues.java and wrapped in one Lua driver,
 which runs inside a single EVAL: 100 clients take turns, each call appends M messages (default 6,
 one source partition per client, 150-byte values) and acknowledges, in one WRITES call, what the
 client's previous call queued, so queues stay short as for connected subscribers (builds whose
@@ -30,9 +30,11 @@ SOURCE = "broker-persistence/src/main/java/io/fleetmq/persistence/redis/DeviceQu
 DRIVER = """
 %(renew)s
 local function append(KEYS, ARGV)
+%(apply)s
 %(append)s
 end
 local function writes(KEYS, ARGV)
+%(apply)s
 %(writes)s
 end
 local clients = tonumber(ARGV[1])
@@ -100,7 +102,7 @@ def driver(java, null=False):
     # there, instead of in a WRITES call of their own.
     carry = "true" if "local carried = tonumber(ARGV[5])" in block(java, "APPEND") else "false"
     text = DRIVER % {"renew": block(java, "RENEW"), "append": NULL_APPEND if null else block(java, "APPEND"),
-                     "writes": block(java, "WRITES"), "carry": carry}
+                     "writes": block(java, "WRITES"), "apply": block(java, "APPLY"), "carry": carry}
     return text, keys
 
 

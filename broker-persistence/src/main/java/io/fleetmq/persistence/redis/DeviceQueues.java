@@ -99,11 +99,43 @@ public final class DeviceQueues {
             """;
 
     /*
+     * Applies removes and packet identifiers of one client given as ARGV[first..last], three per
+     * write: its kind ('r' remove, 's' packet identifier), the entry's sequence number, the packet
+     * identifier. An identifier is kept only for an entry still queued; removes go last, all at
+     * once, which gives the same result as in order since a removed entry is gone for good. Returns
+     * whether an identifier was stored, and how many removes ran.
+     */
+    private static final String APPLY = """
+            local function apply(first, last)
+              local removed, stamps = {}, {}
+              local identified = false
+              for i = first, last, 3 do
+                local s = ARGV[i + 1]
+                if ARGV[i] == 'r' then
+                  removed[#removed + 1] = s
+                  stamps[#stamps + 1] = 't' .. s
+                elseif redis.call('ZSCORE', KEYS[1], s) then
+                  redis.call('HSET', KEYS[4], s, ARGV[i + 2])
+                  identified = true
+                end
+              end
+              for k = 1, #removed, 200 do
+                local last = math.min(k + 199, #removed)
+                redis.call('ZREM', KEYS[1], unpack(removed, k, last))
+                redis.call('HDEL', KEYS[2], unpack(removed, k, last))
+                redis.call('HDEL', KEYS[4], unpack(removed, k, last))
+                redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
+              end
+              return identified, #removed
+            end
+            """;
+
+    /*
      * Appends one or more messages in order, atomically: ARGV[1] limit, ARGV[2] time to live,
      * ARGV[3] now, ARGV[4] window, ARGV[5] how many of the client's writes the call carries (see
-     * writeSoon), each as WRITES takes it (kind, sequence number, packet identifier; applied before
-     * the new messages are stored, so removes make room before the queue is trimmed), then per
-     * message its source partition, source offset and value.
+     * writeSoon), then those writes (see APPLY; applied before the new messages are stored, so
+     * removes make room before the queue is trimmed), then per message its source partition, source
+     * offset and value.
      * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed
      * out: the call's new messages are stored together, then the queue is trimmed once, and what
      * the call pushed out is told on its last new message. Last comes the reader registered for the
@@ -138,27 +170,8 @@ public final class DeviceQueues {
               high[p] = math.max(mark[p], tonumber(got[2 * k + 2] or '-1'))
             end
             local fresh = {}
-            if carried > 0 then
-              local removed, stamps = {}, {}
-              local identified = false
-              for i = 6, start - 1, 3 do
-                local s = ARGV[i + 1]
-                if ARGV[i] == 'r' then
-                  removed[#removed + 1] = s
-                  stamps[#stamps + 1] = 't' .. s
-                elseif redis.call('ZSCORE', KEYS[1], s) then
-                  redis.call('HSET', KEYS[4], s, ARGV[i + 2])
-                  identified = true
-                end
-              end
-              if identified and redis.call('PTTL', KEYS[4]) == -1 then fresh[#fresh + 1] = KEYS[4] end
-              for k = 1, #removed, 200 do
-                local last = math.min(k + 199, #removed)
-                redis.call('ZREM', KEYS[1], unpack(removed, k, last))
-                redis.call('HDEL', KEYS[2], unpack(removed, k, last))
-                redis.call('HDEL', KEYS[4], unpack(removed, k, last))
-                redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
-              end
+            if carried > 0 and apply(6, start - 1) and redis.call('PTTL', KEYS[4]) == -1 then
+              fresh[#fresh + 1] = KEYS[4]
             end
             local function remember(text)
               if redis.call('APPEND', KEYS[5], text) == #text then fresh[#fresh + 1] = KEYS[5] end
@@ -293,7 +306,7 @@ public final class DeviceQueues {
             out[#out + 1] = got[3] or ''
             return out
             """;
-    private static final LuaScript APPEND_SCRIPT = new LuaScript(APPEND);
+    private static final LuaScript APPEND_SCRIPT = new LuaScript(APPLY + APPEND);
 
     /*
      * ARGV[1] after which sequence number, ARGV[2] how many; ARGV[3], unless empty, registers the
@@ -327,36 +340,15 @@ public final class DeviceQueues {
 
     /*
      * Removes of entries (acknowledged, expired) and packet identifiers entries were sent with, in
-     * the order asked for: ARGV[1] time to live of the identifiers, then per write its kind ('r' or
-     * 's'), sequence number and packet identifier. An identifier is kept only for an entry still
-     * queued; removes go last, all at once, which gives the same result as in order since a removed
-     * entry is gone for good.
+     * the order asked for: ARGV[1] time to live of the identifiers, then the writes (see APPLY).
+     * Returns how many removes it ran.
      */
     private static final String WRITES = """
-            local removed = {}
-            local stamps = {}
-            local identified = false
-            for i = 2, #ARGV, 3 do
-              local s = ARGV[i + 1]
-              if ARGV[i] == 'r' then
-                removed[#removed + 1] = s
-                stamps[#stamps + 1] = 't' .. s
-              elseif redis.call('ZSCORE', KEYS[1], s) then
-                redis.call('HSET', KEYS[4], s, ARGV[i + 2])
-                identified = true
-              end
-            end
+            local identified, removes = apply(2, #ARGV)
             if identified then renew(KEYS[4], tonumber(ARGV[1])) end
-            for k = 1, #removed, 200 do
-              local last = math.min(k + 199, #removed)
-              redis.call('ZREM', KEYS[1], unpack(removed, k, last))
-              redis.call('HDEL', KEYS[2], unpack(removed, k, last))
-              redis.call('HDEL', KEYS[4], unpack(removed, k, last))
-              redis.call('HDEL', KEYS[3], unpack(stamps, k, last))
-            end
-            return #removed
+            return removes
             """;
-    private static final LuaScript WRITES_SCRIPT = new LuaScript(RENEW + WRITES);
+    private static final LuaScript WRITES_SCRIPT = new LuaScript(RENEW + APPLY + WRITES);
 
     /*
      * Deletes the entries queued before the delete was asked for (ARGV[1], the asking node's
