@@ -478,6 +478,34 @@ class DeviceQueuesTest {
         return timer;
     }
 
+    /** A test of queues whose deferred writes wait on a {@link #heldTimer} until {@code release}. */
+    private interface HeldTimerTest {
+        void run(DeviceQueues deferring, java.util.concurrent.CountDownLatch release,
+                java.util.concurrent.ScheduledExecutorService timer) throws Exception;
+    }
+
+    private static void withHeldTimer(int limit, HeldTimerTest test) throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
+        try {
+            // A clock that moves on every reading: a delete asked for right after an append is later.
+            java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000);
+            test.run(new DeviceQueues(redis.binaryCommands(), prefix, limit, Duration.ofMinutes(10), timer, null,
+                    clock::incrementAndGet), release, timer);
+        } finally {
+            release.countDown();
+            timer.shutdownNow();
+        }
+    }
+
+    /** Waits (10 s at most) until nothing is left to write to Redis. */
+    private static void awaitNoPendingWrites(DeviceQueues queues) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (queues.pendingWrites() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+    }
+
     /** Waits until everything the timer was given before this call has run. */
     private static void drain(java.util.concurrent.ScheduledExecutorService timer) throws Exception {
         timer.schedule(() -> null, DeviceQueues.CARRY_DELAY.toMillis() * 2, java.util.concurrent.TimeUnit.MILLISECONDS)
@@ -486,11 +514,7 @@ class DeviceQueuesTest {
 
     @Test
     void anAcknowledgedEntryIsRemovedByTheClientsNextAppendWithoutACallOfItsOwn() throws Exception {
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
-        try {
-            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 3, Duration.ofMinutes(10), timer,
-                    null);
+        withHeldTimer(3, (deferring, release, timer) -> {
             String c = "dev-carried";
             long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
             long s2 = await(deferring.append(c, 0, 2, b("b"))).seq();
@@ -509,10 +533,7 @@ class DeviceQueuesTest {
             List<String> stamps = redis.sync().hkeys(deferring.keysOf(c).get(2)).stream()
                     .filter(k -> k.startsWith("t")).toList();
             assertEquals(2, stamps.size(), "the removed entries' time stamps went with them: " + stamps);
-        } finally {
-            release.countDown();
-            timer.shutdownNow();
-        }
+        });
     }
 
     @Test
@@ -526,10 +547,7 @@ class DeviceQueuesTest {
             long s2 = await(deferring.append(c, 0, 2, b("b"))).seq();
             deferring.removeSoon(c, s1);
             drain(timer); // the delay passed: the remove went on its own
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (deferring.pendingWrites() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            awaitNoPendingWrites(deferring);
             assertEquals(List.of("b"), texts(await(deferring.read(c, 0, 10))));
 
             deferring.removeSoon(c, s2);
@@ -542,11 +560,7 @@ class DeviceQueuesTest {
 
     @Test
     void aDeleteMakesWaitingRemovesMootSoTheNextSessionsEntriesOfTheSameNumbersStay() throws Exception {
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
-        try {
-            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
-                    null);
+        withHeldTimer(10, (deferring, release, timer) -> {
             String c = "dev-remove-moot";
             long old = await(deferring.append(c, 0, 1, b("old"))).seq();
             deferring.removeSoon(c, old);
@@ -559,19 +573,12 @@ class DeviceQueuesTest {
             drain(timer);
             assertEquals(List.of("new"), texts(await(deferring.read(c, 0, 10))));
             assertEquals(0, deferring.pendingWrites());
-        } finally {
-            release.countDown();
-            timer.shutdownNow();
-        }
+        });
     }
 
     @Test
     void removesAnAppendCarriedGoOnTheirOwnWhenTheAppendFails() throws Exception {
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
-        try {
-            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
-                    null);
+        withHeldTimer(10, (deferring, release, timer) -> {
             String c = "dev-carry-failed";
             long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
             deferring.removeSoon(c, s1);
@@ -585,25 +592,15 @@ class DeviceQueuesTest {
             assertEquals(1, deferring.pendingWrites(), "the remove went back to the client's writes, retried");
             redis.sync().del(meta);
             release.countDown(); // its retries may run now, and succeed
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (deferring.pendingWrites() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            awaitNoPendingWrites(deferring);
             assertEquals(0, deferring.pendingWrites());
             assertEquals(List.of(), texts(await(deferring.read(c, 0, 10))));
-        } finally {
-            release.countDown();
-            timer.shutdownNow();
-        }
+        });
     }
 
     @Test
     void aPacketIdentifierRidesOnTheNextAppendAndIsKeptOnlyForAnEntryStillQueued() throws Exception {
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.ScheduledExecutorService timer = heldTimer(release);
-        try {
-            DeviceQueues deferring = new DeviceQueues(redis.binaryCommands(), prefix, 10, Duration.ofMinutes(10), timer,
-                    null);
+        withHeldTimer(10, (deferring, release, timer) -> {
             String c = "dev-carried-pid";
             long s1 = await(deferring.append(c, 0, 1, b("a"))).seq();
             long s2 = await(deferring.append(c, 0, 2, b("b"))).seq();
@@ -621,10 +618,7 @@ class DeviceQueuesTest {
             assertEquals(List.of(Long.toString(s2)), redis.sync().hkeys(deferring.keysOf(c).get(3)));
             Long expiry = redis.sync().pttl(deferring.keysOf(c).get(3));
             assertTrue(expiry > Duration.ofMinutes(10).toMillis(), "the identifiers' hash expires: " + expiry);
-        } finally {
-            release.countDown();
-            timer.shutdownNow();
-        }
+        });
     }
 
     /** A timer that only keeps what it is given, for the test to run by hand. */
