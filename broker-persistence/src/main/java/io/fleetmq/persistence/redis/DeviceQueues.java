@@ -420,7 +420,7 @@ public final class DeviceQueues {
     /** Clients with writes that appends carry right now; under {@code deferLock}. */
     private final Map<String, Carry> carrying = new HashMap<>();
     private final Object deferLock = new Object();
-    /** Removes in {@link #deferred}, over all clients. */
+    /** Writes in {@link #deferred}, over all clients. */
     private final AtomicInteger deferredCount = new AtomicInteger();
 
     /** How many appends carry writes of a client now, and whether a delete was asked for since. */
