@@ -30,6 +30,9 @@ class DeviceQueueAcksTest {
     /** Session Expiry Interval 300 s, as CONNECT properties with their length. */
     private static final String EXPIRY_300 = "05 11 00 00 01 2C";
 
+    /** DISCONNECT, normal disconnection. */
+    private static final byte[] GOODBYE = RawMqtt.packet(0xE0, new byte[0]);
+
     @TempDir
     static Path dataDir;
 
@@ -61,7 +64,7 @@ class DeviceQueueAcksTest {
         try (RawMqtt sub = connect(id, true)) {
             sub.send(RawMqtt.subscribeV5(1, topic, 1));
             sub.readType(9);
-            sub.send(RawMqtt.packet(0xE0, new byte[0]));
+            sub.send(GOODBYE);
         }
         Mqtt5BlockingClient pub = broker.connectedV5(id + "-pub");
         for (int i = 0; i < 3; i++) {
@@ -70,27 +73,27 @@ class DeviceQueueAcksTest {
         }
         pub.disconnect();
 
-        for (int round = 0; round < 3; round++) {
+        try (RawMqtt back = connect(id, false)) {
+            back.socketTimeout(10_000);
+            List<String> got = new ArrayList<>();
+            ByteArrayOutputStream acksAndGoodbye = new ByteArrayOutputStream();
+            for (int i = 0; i < 3; i++) {
+                RawMqtt.Publish p = RawMqtt.parsePublishV5(back.readType(3));
+                got.add(new String(p.payload(), StandardCharsets.UTF_8));
+                acksAndGoodbye.writeBytes(RawMqtt.ack(0x40, p.packetId()));
+            }
+            assertEquals(List.of("m0", "m1", "m2"), got, "the queue, in order");
+            // Every PUBACK and the DISCONNECT in one write, the connection closed at once.
+            acksAndGoodbye.writeBytes(GOODBYE);
+            back.send(acksAndGoodbye.toByteArray());
+        }
+        // Nothing acknowledged comes again, on a connection right after the one that acknowledged,
+        // nor on the one after that.
+        for (int round = 1; round <= 2; round++) {
             try (RawMqtt back = connect(id, false)) {
-                List<String> got = new ArrayList<>();
-                ByteArrayOutputStream acksAndGoodbye = new ByteArrayOutputStream();
-                if (round == 0) {
-                    back.socketTimeout(10_000);
-                    for (int i = 0; i < 3; i++) {
-                        RawMqtt.Publish p = RawMqtt.parsePublishV5(back.readType(3));
-                        got.add(new String(p.payload(), StandardCharsets.UTF_8));
-                        acksAndGoodbye.writeBytes(RawMqtt.ack(0x40, p.packetId()));
-                    }
-                    assertEquals(List.of("m0", "m1", "m2"), got, "the queue, in order");
-                } else {
-                    // Nothing acknowledged comes again, on a connection right after the one that
-                    // acknowledged, nor on the one after that.
-                    byte[] next = back.readWithin(1_000);
-                    assertArrayEquals(RawMqtt.NOTHING, next, "round " + round + ": nothing waits in the queue");
-                }
-                // Every PUBACK and the DISCONNECT in one write, the connection closed at once.
-                acksAndGoodbye.writeBytes(RawMqtt.packet(0xE0, new byte[0]));
-                back.send(acksAndGoodbye.toByteArray());
+                assertArrayEquals(RawMqtt.NOTHING, back.readWithin(1_000),
+                        "round " + round + ": nothing waits in the queue");
+                back.send(GOODBYE);
             }
         }
         Await.until(Duration.ofSeconds(10), "no DEVICE queue write left waiting",
