@@ -30,6 +30,7 @@ import io.fleetmq.session.DeliveryBackpressure;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.SessionActor;
 import io.fleetmq.session.SessionRegistry;
+import io.fleetmq.session.LiveDeliveries;
 import io.fleetmq.session.SessionServices;
 import io.fleetmq.session.cluster.ClusterLink;
 import io.fleetmq.kafka.app.AppBacklogs;
@@ -87,6 +88,8 @@ final class Messaging implements AutoCloseable {
     private final PublishLog publishLog;
     private final RetainedStore retainedStore;
     private final SessionRegistry sessions;
+    /** Persistent DEVICE sessions here that take their messages before they are stored. */
+    private final LiveDeliveries live;
     private final ClusterProducer clusterProducer;
     private final Membership membership;
     private final SessionDirectory directory;
@@ -191,6 +194,7 @@ final class Messaging implements AutoCloseable {
                 this.appBacklogs = new AppBacklogs(kafka, appTopics, loops),
                 new Qos2Receipts(redis.binaryCommands(), kafka.settings().topicPrefix()), security, backpressure);
         this.sessions = new SessionRegistry(services);
+        this.live = services.deviceQueues().live();
         backpressure.localPublishers(clientId -> sessions.get(clientId) != null);
         gauges.addAll(backpressure.registerGauges(meters));
         if (local.draining()) {
@@ -287,6 +291,9 @@ final class Messaging implements AutoCloseable {
         DeviceQueueWriter queueWriter = new DeviceQueueWriter(deviceQueues, directory, membership, clusterProducer,
                 topics, drops, requestTimeout, nodeId, this::command, backpressure);
         queueWriter.meters(meters);
+        live.enabled(config.deviceLiveDelivery());
+        live.meters(meters);
+        queueWriter.live(live);
         devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", DeviceQueueWriter.Stored::decode,
                 queueWriter::handle, GroupConsumer.Hooks.none()

@@ -9,7 +9,12 @@ import io.fleetmq.core.message.MessageFormatException;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,6 +28,13 @@ import org.slf4j.LoggerFactory;
  * every append answers the writer with the registered reader: an entry the first read did not see
  * is announced to this connection, however late the writer's node learns of the connection itself.
  * The connection's end releases the registration.
+ *
+ * <p>Once its first read found nothing more waiting, the connection takes its messages from the
+ * node's {@code device.persisted} writer before they are stored ({@link LiveDeliveries}): while it
+ * keeps up, a message it sends and the client acknowledges never touches Redis. What it holds
+ * unacknowledged it stores, in order and with its packet identifier, when the client takes longer
+ * than {@link #LIVE_ACK_BOUND_MILLIS}, when a message cannot go out at once (window full, socket
+ * full, QoS 2), and when the connection ends.
  */
 final class DeviceQueueReader {
 
@@ -40,6 +52,82 @@ final class DeviceQueueReader {
      */
     static final long PACKET_ID_DELAY_MILLIS = 50;
 
+    /**
+     * How long a message sent before it was stored may wait for its acknowledgement before the
+     * session stores it: the writer's batch, and so every other client of its partition, waits
+     * for it meanwhile. A client that took longer takes its messages from the queue for
+     * {@link #SLOW_MILLIS} afterwards.
+     */
+    static final long LIVE_ACK_BOUND_MILLIS = 50;
+    static final long SLOW_MILLIS = 1_000;
+
+    /** A message of {@code device.persisted} this session holds, neither acknowledged nor stored yet. */
+    private static final class Held {
+        final LiveDeliveries.Offered record;
+        final long heldAt;
+        final CompletableFuture<Void> settled = new CompletableFuture<>();
+        /** Sent on a connection before it was stored; null while not sent. */
+        Live sent;
+        /** Part of a store under way. */
+        boolean storing;
+
+        Held(LiveDeliveries.Offered record, long heldAt) {
+            this.record = record;
+            this.heldAt = heldAt;
+        }
+    }
+
+    /** A message in flight that was sent before it was stored: settled by its acknowledgement. */
+    final class Live implements OutboundFlow.Origin {
+        private final Held held;
+        private final ClientConnection conn;
+        private int packetId;
+        /** Its entry in the queue once a store put it there; 0 before. */
+        private long seq;
+        private boolean acked;
+
+        Live(Held held, ClientConnection conn) {
+            this.held = held;
+            this.conn = conn;
+        }
+
+        @Override
+        public void sent(int packetId) {
+            this.packetId = packetId;
+        }
+
+        @Override
+        public void released(int packetId) {
+            // QoS 1 only: a message of QoS 2 is stored before it is sent.
+        }
+
+        @Override
+        public void completed() {
+            acked = true;
+            if (seq > 0) {
+                services.deviceQueues().removeSoon(clientId, seq); // stored meanwhile
+            } else if (!held.storing) {
+                heldMessages.remove(key(held.record));
+                live.acknowledged();
+                settle(held);
+            } // else the store under way removes it when it answers
+        }
+    }
+
+    private final LiveDeliveries live;
+    /** What the writer handed over and is neither acknowledged nor stored, in the order it came. */
+    private final LinkedHashMap<Long, Held> heldMessages = new LinkedHashMap<>();
+    /** The highest offset handed over, per partition of {@code device.persisted}: a batch read again repeats them. */
+    private final Map<Integer, Long> offeredUpTo = new HashMap<>(2);
+    /** Held messages not sent; while any is, nothing is sent before it is stored. */
+    private int unsent;
+    private boolean storing;
+    private boolean boundArmed;
+    /** Until when (clock) the client counts as slow: its messages are stored first. */
+    private long slowUntil;
+    private boolean laneRegistered;
+    private final LiveDeliveries.Lane lane = this::offer;
+
     /** An entry of the queue in flight: the queue keeps it until its flow completes. */
     final class Entry implements OutboundFlow.Origin {
         private final long seq;
@@ -56,7 +144,7 @@ final class DeviceQueueReader {
                 unrecorded.put(seq, packetId);
                 if (!flushScheduled) {
                     flushScheduled = true;
-                    services.timers().schedule(() -> tell.accept(DeviceQueueReader.this::recordPacketIds),
+                    services.timers().schedule(() -> tell.test(DeviceQueueReader.this::recordPacketIds),
                             PACKET_ID_DELAY_MILLIS, TimeUnit.MILLISECONDS);
                 }
             } else {
@@ -91,7 +179,7 @@ final class DeviceQueueReader {
     private final SessionServices services;
     private final Connection connection;
     private final OutboundFlow outbound;
-    private final Consumer<Runnable> tell;
+    private final Predicate<Runnable> tell;
     private final Runnable afterRead;
     private boolean active;
     /** This connection's registration in the queue: node, incarnation and epoch. */
@@ -111,13 +199,14 @@ final class DeviceQueueReader {
 
     /** @param afterRead fills what room a read left with what else waits for it */
     DeviceQueueReader(String clientId, SessionServices services, Connection connection, OutboundFlow outbound,
-            Consumer<Runnable> tell, Runnable afterRead) {
+            Predicate<Runnable> tell, Runnable afterRead) {
         this.clientId = clientId;
         this.services = services;
         this.connection = connection;
         this.outbound = outbound;
         this.tell = tell;
         this.afterRead = afterRead;
+        this.live = services.deviceQueues() != null ? services.deviceQueues().live() : null;
     }
 
     /** Whether the session is connected and delivers from a DEVICE queue. */
@@ -139,15 +228,20 @@ final class DeviceQueueReader {
 
     /** The connection ended: it no longer wants to hear of new entries. */
     void disconnected() {
+        active = false;
+        // What it held goes to the queue, with the packet identifiers it went out with; like the
+        // writes below, before a next connection's read, which waits for what was asked before it.
+        storeHeld();
         // Both before a next connection's read, which waits for the writes asked for before it.
         recordPacketIds();
         if (services.deviceQueues() != null) {
             services.deviceQueues().flushWrites(clientId);
         }
-        if (active) {
+        if (tag != null) {
             services.deviceQueues().release(clientId, tag);
+            tag = null;
         }
-        active = false;
+        unregisterIfDone();
     }
 
     /** Writes the packet identifiers of QoS 1 entries that are still unacknowledged. */
@@ -161,7 +255,7 @@ final class DeviceQueueReader {
 
     /** Whether {@code origin} is an entry of the queue. */
     static boolean isEntry(OutboundFlow.Origin origin) {
-        return origin instanceof Entry;
+        return origin instanceof Entry || origin instanceof Live;
     }
 
     /** Reads what waits in the queue beyond {@link #queueSeq}, as far as the receive window allows. */
@@ -184,7 +278,7 @@ final class DeviceQueueReader {
         outbound.reserve(max);
         ClientConnection conn = connection.current();
         services.deviceQueues().read(clientId, queueSeq, max, registered ? null : tag).whenComplete((entries, error) ->
-                tell.accept(() -> onRead(conn, max, entries, error)));
+                tell.test(() -> onRead(conn, max, entries, error)));
     }
 
     private void onRead(ClientConnection conn, int max, List<DeviceQueues.Entry> entries, Throwable error) {
@@ -201,11 +295,15 @@ final class DeviceQueueReader {
                 log.warn("{}: reading the DEVICE queue failed, trying again: {}{}",
                         ClientText.of(clientId), error.toString(), LOG_LIMIT.suppressedNote());
             }
-            services.timers().schedule(() -> tell.accept(this::read), 1, TimeUnit.SECONDS);
+            services.timers().schedule(() -> tell.test(this::read), 1, TimeUnit.SECONDS);
             afterRead.run();
             return;
         }
         registered = true;
+        if (live != null && !laneRegistered && live.enabled()) {
+            laneRegistered = true;
+            live.register(clientId, lane);
+        }
         for (DeviceQueues.Entry e : entries) {
             if (e.seq() > queueSeq) {
                 queueSeq = e.seq();
@@ -287,8 +385,272 @@ final class DeviceQueueReader {
         }
     }
 
+    private static long key(LiveDeliveries.Offered r) {
+        return ((long) r.partition() << 48) ^ r.offset();
+    }
+
+    /** The writer's side of the lane: runs {@link #take} in a turn of the session. */
+    private CompletableFuture<Void> offer(List<LiveDeliveries.Offered> records) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        if (!tell.test(() -> take(records, done))) {
+            live.unregister(clientId, lane); // the session ended: its messages go to Redis directly
+            done.completeExceptionally(new IllegalStateException("session of " + clientId + " ended"));
+        }
+        return done;
+    }
+
+    /**
+     * Messages handed over by the writer, in order: each goes out at once while the connection keeps
+     * up and nothing older waits, else it is stored. {@code done} completes when all are settled.
+     */
+    private void take(List<LiveDeliveries.Offered> records, CompletableFuture<Void> done) {
+        List<CompletableFuture<Void>> settled = new ArrayList<>(records.size());
+        long now = services.clock().getAsLong();
+        DeliveryBackpressure backpressure = services.backpressure();
+        for (LiveDeliveries.Offered r : records) {
+            long key = key(r);
+            Held h = heldMessages.get(key);
+            if (h != null) {
+                settled.add(h.settled); // handed over again: the writer reads a batch again
+                continue;
+            }
+            Long upTo = offeredUpTo.get(r.partition());
+            if (upTo != null && r.offset() <= upTo) {
+                continue; // handed over before, and settled since
+            }
+            offeredUpTo.put(r.partition(), r.offset());
+            h = new Held(r, now);
+            heldMessages.put(key, h);
+            settled.add(h.settled);
+            if (backpressure.enabled()) {
+                backpressure.arrived(r.downlink().message(), now);
+            }
+            if (!sendLive(h, now)) {
+                unsent++;
+            }
+        }
+        if (unsent > 0) {
+            storeHeld();
+        }
+        CompletableFuture.allOf(settled.toArray(CompletableFuture[]::new)).whenComplete((x, error) -> {
+            if (error != null) {
+                done.completeExceptionally(error);
+            } else {
+                done.complete(null);
+            }
+        });
+    }
+
+    /** Sends a held message at once if it may go before it is stored; false if it must be stored first. */
+    private boolean sendLive(Held h, long now) {
+        if (!active || !connection.isOnline() || !registered || reading || behind || storing || unsent > 0
+                || now < slowUntil || outbound.room() <= 0 || !connection.isWritable()) {
+            return false;
+        }
+        Downlink d = h.record.downlink();
+        Delivery delivery = Delivery.of(clientId, d.message(), d.matched());
+        if (delivery != null && delivery.qos() == 2) {
+            return false; // its packet identifier must be in the queue before it goes out
+        }
+        if (delivery == null) {
+            heldMessages.remove(key(h.record)); // not for this client after all
+            settle(h);
+            return true;
+        }
+        Live sent = new Live(h, connection.current());
+        if (delivery.qos() == 1) {
+            h.sent = sent;
+        }
+        if (!outbound.send(delivery, sent, 0, false) || delivery.qos() == 0) {
+            heldMessages.remove(key(h.record)); // delivered at QoS 0, or dropped and counted
+            h.sent = null;
+            settle(h);
+            return true;
+        }
+        armBound();
+        return true;
+    }
+
+    private void armBound() {
+        if (boundArmed) {
+            return;
+        }
+        boundArmed = true;
+        services.timers().schedule(() -> tell.test(this::checkBound), LIVE_ACK_BOUND_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Stores what waited too long for its acknowledgement, and the client's next messages for a while. */
+    private void checkBound() {
+        boundArmed = false;
+        long now = services.clock().getAsLong();
+        boolean waiting = false;
+        for (Held h : heldMessages.values()) {
+            if (h.sent != null && !h.storing) {
+                if (now - h.heldAt >= LIVE_ACK_BOUND_MILLIS) {
+                    slowUntil = now + SLOW_MILLIS;
+                    storeHeld();
+                    return;
+                }
+                waiting = true;
+            }
+        }
+        if (waiting) {
+            armBound();
+        }
+    }
+
+    /**
+     * Stores every held message not acknowledged and not being stored, in order, those sent with
+     * their packet identifiers; one store at a time, the next when this one answers.
+     */
+    private void storeHeld() {
+        if (storing || heldMessages.isEmpty()) {
+            return;
+        }
+        List<Held> batch = new ArrayList<>(heldMessages.size());
+        for (Held h : heldMessages.values()) {
+            if (!h.storing && (h.sent == null || !h.sent.acked)) {
+                batch.add(h);
+            }
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        storing = true;
+        List<DeviceQueues.Item> items = new ArrayList<>(batch.size());
+        int[] packetIds = new int[batch.size()];
+        for (int i = 0; i < batch.size(); i++) {
+            Held h = batch.get(i);
+            h.storing = true;
+            Downlink d = h.record.downlink();
+            items.add(new DeviceQueues.Item(d.sourcePartition(), d.sourceOffset(), h.record.encoded()));
+            packetIds[i] = h.sent != null ? h.sent.packetId : 0;
+        }
+        services.deviceQueues().store(clientId, items, packetIds).whenComplete((appends, error) -> {
+            if (!tell.test(() -> stored(batch, appends, error))) {
+                storedAfterEnd(batch, appends, error);
+            }
+        });
+    }
+
+    /** A store of held messages answered: they are entries of the queue now, or the store is tried again. */
+    private void stored(List<Held> batch, DeviceQueues.Appends appends, Throwable error) {
+        storing = false;
+        if (error != null) {
+            // Only when the node stops (a store is retried until Redis takes it): the writer's batch
+            // stays uncommitted, and the next owner of its partition queues the messages.
+            for (Held h : batch) {
+                h.storing = false;
+            }
+            if (LOG_LIMIT.allow()) {
+                log.warn("{}: storing messages held for the client failed: {}{}", ClientText.of(clientId),
+                        error.toString(), LOG_LIMIT.suppressedNote());
+            }
+            try {
+                services.timers().schedule(() -> tell.test(this::storeHeld), 1, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                // the node stops: the batch is read again by the next owner
+            }
+            return;
+        }
+        if (appends == null) {
+            // A delete of the queue made the store moot: the session ended, and these with it.
+            for (Held h : batch) {
+                heldMessages.remove(key(h.record));
+                settle(h);
+            }
+            services.drops().count(MessageDrops.Reason.SESSION_ENDED, batch.size());
+            unregisterIfDone();
+            return;
+        }
+        live.stored(batch.size());
+        live.notifier().stored(clientId, appends, downlinks(batch));
+        List<NodeCommand.Queued> notices = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            Held h = batch.get(i);
+            DeviceQueues.Appended a = appends.items().get(i);
+            heldMessages.remove(key(h.record));
+            for (long n = 0; n < a.dropped(); n++) {
+                services.drops().count(MessageDrops.Reason.SESSION_QUEUE_FULL);
+            }
+            Live sent = h.sent;
+            if (sent != null) {
+                sent.seq = a.seq();
+                if (sent.acked && a.seq() > 0) {
+                    services.deviceQueues().removeSoon(clientId, a.seq());
+                } else if (a.seq() > 0 && active && connection.is(sent.conn)) {
+                    queueSeq = Math.max(queueSeq, a.seq()); // in flight on this connection
+                } else if (a.seq() > 0) {
+                    // Sent on a connection that ended: the next one gets it from the queue, with DUP.
+                    notices.add(new NodeCommand.Queued(clientId, a.seq(), h.record.downlink()));
+                }
+            } else {
+                unsent--;
+                notices.add(new NodeCommand.Queued(clientId, a.seq(), h.record.downlink()));
+            }
+            settle(h);
+        }
+        for (NodeCommand.Queued q : notices) {
+            queued(q); // sent as any new entry of the queue, or read
+        }
+        if (!heldMessages.isEmpty()) {
+            storeHeld(); // came while this store was under way
+        }
+        unregisterIfDone();
+    }
+
+    /** A store answered after the session ended: nothing here to update, only the writer to tell. */
+    private void storedAfterEnd(List<Held> batch, DeviceQueues.Appends appends, Throwable error) {
+        live.unregister(clientId, lane);
+        if (error != null) {
+            return; // the writer's batch stays uncommitted and is queued again
+        }
+        if (appends != null) {
+            live.stored(batch.size());
+            live.notifier().stored(clientId, appends, downlinks(batch));
+        }
+        for (Held h : batch) {
+            h.settled.complete(null);
+        }
+    }
+
+    private static List<Downlink> downlinks(List<Held> batch) {
+        List<Downlink> out = new ArrayList<>(batch.size());
+        for (Held h : batch) {
+            out.add(h.record.downlink());
+        }
+        return out;
+    }
+
+    private void settle(Held h) {
+        h.settled.complete(null);
+    }
+
+    /** Without a connection and with nothing held, the writer stores the client's messages itself again. */
+    private void unregisterIfDone() {
+        if (laneRegistered && !active && heldMessages.isEmpty()) {
+            laneRegistered = false;
+            live.unregister(clientId, lane);
+        }
+    }
+
     /** The session ended: its queue goes, and what it still held is counted. */
     void deleteQueue() {
+        if (!heldMessages.isEmpty()) {
+            // Neither sent nor stored, or sent and not acknowledged: they end with the session. A store
+            // under way is made moot by the delete, and counts its own when it answers.
+            int ended = 0;
+            for (Held h : new ArrayList<>(heldMessages.values())) {
+                if (!h.storing) {
+                    heldMessages.remove(key(h.record));
+                    ended++;
+                    settle(h);
+                }
+            }
+            unsent = 0;
+            services.drops().count(MessageDrops.Reason.SESSION_ENDED, ended);
+        }
+        unregisterIfDone();
         if (services.deviceQueues() != null) {
             // Retried until Redis takes it; this client's next read of its queue waits for it.
             services.deviceQueues().delete(clientId)

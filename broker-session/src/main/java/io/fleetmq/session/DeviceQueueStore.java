@@ -57,12 +57,40 @@ public interface DeviceQueueStore {
     /** How long an entry is kept at most. */
     Duration ttl();
 
+    /**
+     * Stores messages the session held in memory, with the packet identifiers of those it sent
+     * ({@code 0} for one it did not), in order, as a step of the client's queue that later reads
+     * wait for; see {@link DeviceQueues#store}. Completes with null when a delete made it moot.
+     */
+    default CompletionStage<DeviceQueues.Appends> store(String clientId, List<DeviceQueues.Item> items,
+            int[] packetIds) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException("this store keeps no messages handed over live"));
+    }
+
+    /** Where the node's writer hands messages to connected sessions before storing them; null for none. */
+    default LiveDeliveries live() {
+        return null;
+    }
+
     /** The DEVICE queues in Redis. */
     static DeviceQueueStore of(DeviceQueues queues) {
         if (queues == null) {
             return null;
         }
+        LiveDeliveries live = new LiveDeliveries();
         return new DeviceQueueStore() {
+            @Override
+            public CompletionStage<DeviceQueues.Appends> store(String clientId, List<DeviceQueues.Item> items,
+                    int[] packetIds) {
+                return queues.store(clientId, items, packetIds);
+            }
+
+            @Override
+            public LiveDeliveries live() {
+                return live;
+            }
+
             @Override
             public CompletionStage<List<DeviceQueues.Entry>> read(String clientId, long afterSeq, int max,
                     String reader) {

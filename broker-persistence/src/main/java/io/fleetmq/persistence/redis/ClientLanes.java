@@ -44,7 +44,9 @@ final class ClientLanes {
 
     /** What an operation does to the client's queue; decides how waiting operations collapse. */
     enum Op {
-        READ("read"), REMOVE("remove"), SENT_WITH("sent_with"), DELETE("delete"), RELEASE("release");
+        READ("read"), REMOVE("remove"), SENT_WITH("sent_with"), DELETE("delete"), RELEASE("release"),
+        /** Messages a connected session held in memory, stored with their packet identifiers. */
+        STORE("store");
 
         final String label;
 
@@ -159,7 +161,7 @@ final class ClientLanes {
                     case DELETE -> true;
                     case REMOVE -> t.op == Op.SENT_WITH && t.seq == seq;
                     case SENT_WITH -> t.op == Op.SENT_WITH && t.seq == seq;
-                    case READ, RELEASE -> false;
+                    case READ, RELEASE, STORE -> false;
                 };
                 if (op == Op.REMOVE && t.op == Op.REMOVE && t.seq == seq) {
                     shared = t.result;

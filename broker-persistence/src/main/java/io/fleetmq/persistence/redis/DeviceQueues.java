@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -525,11 +526,16 @@ public final class DeviceQueues {
      * Not retried here: the writer reads its batch from Kafka again until Redis takes it.
      */
     public CompletionStage<Appends> appendAll(String clientId, List<Item> items) {
+        return appendAll(clientId, items, clock.getAsLong());
+    }
+
+    /** As {@link #appendAll(String, List)}, the entries stamped {@code stamp} for a delete's cutoff. */
+    private CompletionStage<Appends> appendAll(String clientId, List<Item> items, long stamp) {
         List<ClientLanes.Write> carried = takeDeferred(clientId);
         byte[][] args = new byte[5 + 3 * carried.size() + 3 * items.size()][];
         args[0] = bytes(Integer.toString(limit));
         args[1] = bytes(Long.toString(ttl.toMillis()));
-        args[2] = bytes(Long.toString(clock.getAsLong()));
+        args[2] = bytes(Long.toString(stamp));
         args[3] = bytes(Integer.toString(SEEN_WINDOW));
         args[4] = bytes(Integer.toString(carried.size()));
         int a = 5;
@@ -556,6 +562,37 @@ public final class DeviceQueues {
                     }
                     String reader = r.size() % 2 == 1 ? text(r.get(r.size() - 1)) : "";
                     return new Appends(out, reader.isEmpty() ? null : reader);
+                }));
+    }
+
+    /**
+     * Queues messages a connected session held in memory (see {@link #appendAll}), and the packet
+     * identifiers of those it sent already ({@code packetIds[i]}, 0 for one not sent), as one step
+     * of the client's lane: a read asked for after it sees them with their identifiers, so a next
+     * connection gets them again as the same packets with DUP set. Retried until Redis takes it (the
+     * source positions make an append that is run again store nothing twice); a delete asked for
+     * meanwhile makes it moot, and it then completes with null. The entries are stamped as queued
+     * before this call, so a delete asked for after it takes them however soon it runs: they are
+     * the session's of now, not a next one's.
+     */
+    public CompletionStage<Appends> store(String clientId, List<Item> items, int[] packetIds) {
+        if (packetIds.length != items.size()) {
+            throw new IllegalArgumentException("one packet identifier per item");
+        }
+        long stamp = clock.getAsLong() - 1;
+        return lanes.submit(clientId, ClientLanes.Op.STORE, 0, () -> appendAll(clientId, items, stamp)
+                .thenCompose(appends -> {
+                    List<ClientLanes.Write> sent = new ArrayList<>();
+                    for (int i = 0; i < packetIds.length; i++) {
+                        Appended a = appends.items().get(i);
+                        if (packetIds[i] > 0 && !a.duplicate()) {
+                            sent.add(new ClientLanes.Write(ClientLanes.Op.SENT_WITH, a.seq(), packetIds[i]));
+                        }
+                    }
+                    if (sent.isEmpty()) {
+                        return (CompletionStage<Appends>) CompletableFuture.completedFuture(appends);
+                    }
+                    return writeNow(clientId, sent).thenApply(x -> appends);
                 }));
     }
 

@@ -10,6 +10,7 @@ import io.fleetmq.kafka.cluster.ClusterProducer;
 import io.fleetmq.kafka.cluster.Membership;
 import io.fleetmq.persistence.redis.DeviceQueues;
 import io.fleetmq.session.DeliveryBackpressure;
+import io.fleetmq.session.LiveDeliveries;
 import io.fleetmq.session.MessageDrops;
 import io.fleetmq.session.QueueReaderTag;
 import java.time.Duration;
@@ -60,8 +61,12 @@ public final class DeviceQueueWriter {
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     /** From receipt to storage in Redis of the oldest message of each batch; null until {@link #meters} is called. */
     private BatchDelay writeDelay;
+    /** Sessions connected here that take their messages before they are stored; null for none. */
+    private LiveDeliveries live;
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Stored>> batch = new LinkedHashMap<>();
+    /** Where in {@code device.persisted} each of them was read (partition in the top bits), with {@link #live}. */
+    private final Map<String, List<Long>> positions = new java.util.HashMap<>();
 
     /**
      * @param nodeId        this node: a client connected here is told directly, not through Kafka
@@ -88,6 +93,30 @@ public final class DeviceQueueWriter {
         this.topics = topics;
         this.drops = drops;
         this.timeout = timeout;
+    }
+
+    /**
+     * Hands the messages of clients connected to this node to their sessions before storing them
+     * (see {@link LiveDeliveries}); the entries the sessions store are announced to readers on other
+     * nodes as the writer's own are.
+     */
+    public void live(LiveDeliveries live) {
+        this.live = live;
+        if (live != null) {
+            live.notifier(this::storedByLane);
+        }
+    }
+
+    private void storedByLane(String clientId, DeviceQueues.Appends appends, List<Downlink> downlinks) {
+        List<Map.Entry<String, Long>> readers = readers(clientId, appends.reader());
+        readers.removeIf(r -> r.getKey().equals(nodeId) && r.getValue() == membership.incarnation());
+        if (readers.isEmpty()) {
+            return; // the session here saw to its own entries
+        }
+        for (int i = 0; i < appends.items().size(); i++) {
+            DeviceQueues.Appended a = appends.items().get(i);
+            tell(readers, clientId, a.duplicate() ? 0 : a.seq(), downlinks.get(i));
+        }
     }
 
     /** Registers the writer's meter, {@code fleetmq.device.queue.write.delay}. */
@@ -120,6 +149,10 @@ public final class DeviceQueueWriter {
             writeDelay.saw(d.message().createdAtMillis());
         }
         batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(record);
+        if (live != null) {
+            positions.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>())
+                    .add(((long) partition << 48) | offset);
+        }
     }
 
     /**
@@ -131,6 +164,20 @@ public final class DeviceQueueWriter {
     private void writeBatch() {
         for (Map.Entry<String, List<Stored>> e : batch.entrySet()) {
             String clientId = e.getKey();
+            LiveDeliveries.Lane lane = live != null ? live.lane(clientId) : null;
+            if (lane != null) {
+                // Connected here: the session sends what it can and stores the rest itself, in order.
+                List<Long> at = positions.get(clientId);
+                List<LiveDeliveries.Offered> offered = new ArrayList<>(e.getValue().size());
+                for (int i = 0; i < e.getValue().size(); i++) {
+                    Stored record = e.getValue().get(i);
+                    long position = at.get(i);
+                    offered.add(new LiveDeliveries.Offered((int) (position >>> 48), position & ((1L << 48) - 1),
+                            record.downlink(), record.encoded()));
+                }
+                inFlight.add(lane.offer(offered));
+                continue;
+            }
             CompletableFuture<?> chain = CompletableFuture.completedFuture(null);
             List<Downlink> chunk = new ArrayList<>();
             long bytes = 0;
@@ -151,6 +198,7 @@ public final class DeviceQueueWriter {
             inFlight.add(append(chain, clientId, chunk, items));
         }
         batch.clear();
+        positions.clear();
     }
 
     private CompletableFuture<?> append(CompletableFuture<?> previous, String clientId, List<Downlink> chunk,

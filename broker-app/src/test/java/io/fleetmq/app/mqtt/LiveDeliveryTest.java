@@ -1,0 +1,232 @@
+package io.fleetmq.app.mqtt;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
+import io.fleetmq.app.support.TestBroker;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.RawMqtt;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A persistent DEVICE subscriber connected to the node that writes its queue gets its messages
+ * before they are stored in Redis: what it acknowledges is never written there, what it does not
+ * acknowledge in time, or cannot take at once, is stored in order with the packet identifier it
+ * went out with, and comes again with DUP on the next connection.
+ */
+class LiveDeliveryTest {
+
+    /** Session Expiry Interval 300 s, as CONNECT properties with their length. */
+    private static final String EXPIRY_300 = "05 11 00 00 01 2C";
+    /** The same, and Receive Maximum 2. */
+    private static final String EXPIRY_300_WINDOW_2 = "08 11 00 00 01 2C 21 00 02";
+    private static final byte[] GOODBYE = RawMqtt.packet(0xE0, new byte[0]);
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestBroker broker;
+
+    @BeforeAll
+    static void start() {
+        broker = TestBroker.start(dataDir, Map.of());
+    }
+
+    @AfterAll
+    static void stop() {
+        broker.close();
+    }
+
+    private static double acknowledged() {
+        return broker.metric("fleetmq_device_queue_live_total", "outcome=\"acknowledged\"");
+    }
+
+    private static double stored() {
+        return broker.metric("fleetmq_device_queue_live_total", "outcome=\"stored\"");
+    }
+
+    private static RawMqtt connect(String id, boolean cleanStart, boolean sessionPresent, String properties)
+            throws Exception {
+        RawMqtt raw = broker.raw();
+        raw.socketTimeout(10_000);
+        raw.send(RawMqtt.connect(5, cleanStart, 60, id, properties));
+        RawMqtt.ConnAck connack = RawMqtt.parseConnAckV5(raw.readType(2));
+        assertEquals(0, connack.reasonCode());
+        assertEquals(sessionPresent, connack.sessionPresent());
+        return raw;
+    }
+
+    /** A new persistent session subscribed to {@code topic}, once it takes its messages live. */
+    private static RawMqtt subscribed(String id, String topic, String properties) throws Exception {
+        double lanesBefore = broker.metric("fleetmq_device_queue_live_sessions", null);
+        RawMqtt sub = connect(id, true, false, properties);
+        sub.send(RawMqtt.subscribeV5(1, topic, 1));
+        sub.readType(9);
+        Await.until(WAIT, "the session takes its messages before they are stored",
+                () -> broker.metric("fleetmq_device_queue_live_sessions", null) > lanesBefore);
+        return sub;
+    }
+
+    private static void publish(String id, String topic, int count) {
+        Mqtt5BlockingClient pub = broker.connectedV5(id + "-pub");
+        for (int i = 0; i < count; i++) {
+            pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE)
+                    .payload(("m" + i).getBytes(StandardCharsets.UTF_8)).send();
+        }
+        pub.disconnect();
+    }
+
+    private static List<String> payloads(List<RawMqtt.Publish> publishes) {
+        List<String> out = new ArrayList<>();
+        for (RawMqtt.Publish p : publishes) {
+            out.add(new String(p.payload(), StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+
+    private static List<String> expected(int count) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            out.add("m" + i);
+        }
+        return out;
+    }
+
+    private static List<RawMqtt.Publish> read(RawMqtt raw, int count, boolean ack) throws Exception {
+        List<RawMqtt.Publish> got = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            RawMqtt.Publish p = RawMqtt.parsePublishV5(raw.readType(3));
+            got.add(p);
+            if (ack) {
+                raw.send(RawMqtt.ack(0x40, p.packetId()));
+            }
+        }
+        return got;
+    }
+
+    @Test
+    void aSubscriberThatKeepsUpHasNothingWrittenToItsQueue() throws Exception {
+        String id = "live-keeps-up";
+        String topic = "live/" + id;
+        double acknowledgedBefore = acknowledged();
+        double storedBefore = stored();
+        try (RawMqtt sub = subscribed(id, topic, EXPIRY_300)) {
+            publish(id, topic, 20);
+            List<RawMqtt.Publish> got = read(sub, 20, true);
+            assertEquals(expected(20), payloads(got), "every message, in order");
+            got.forEach(p -> assertFalse(p.dup(), "sent once"));
+            Await.until(WAIT, "all 20 acknowledged before they were stored",
+                    () -> acknowledged() - acknowledgedBefore == 20);
+            assertEquals(storedBefore, stored(), "none stored");
+            sub.send(GOODBYE);
+        }
+        try (RawMqtt back = connect(id, false, true, EXPIRY_300)) {
+            assertArrayEquals(RawMqtt.NOTHING, back.readWithin(1_000), "nothing waits in the queue");
+            back.send(GOODBYE);
+        }
+    }
+
+    @Test
+    void messagesNotAcknowledgedInTimeAreStoredAndComeAgainWithTheirPacketIdentifiers() throws Exception {
+        String id = "live-slow";
+        String topic = "live/" + id;
+        double storedBefore = stored();
+        List<RawMqtt.Publish> first;
+        try (RawMqtt sub = subscribed(id, topic, EXPIRY_300)) {
+            publish(id, topic, 3);
+            first = read(sub, 3, false);
+            assertEquals(expected(3), payloads(first));
+            // Unacknowledged past the bound: the session stores them, with the identifiers they went out with.
+            Await.until(WAIT, "the unacknowledged messages stored", () -> stored() - storedBefore == 3);
+        } // the connection ends without a DISCONNECT
+        try (RawMqtt back = connect(id, false, true, EXPIRY_300)) {
+            List<RawMqtt.Publish> again = read(back, 3, true);
+            assertEquals(expected(3), payloads(again), "again, in the order first sent");
+            for (int i = 0; i < 3; i++) {
+                assertTrue(again.get(i).dup(), "DUP on the resend [MQTT-3.3.1-1]");
+                assertEquals(first.get(i).packetId(), again.get(i).packetId(),
+                        "the packet identifier it went out with [MQTT-4.4.0-1]");
+            }
+            back.send(GOODBYE);
+        }
+        try (RawMqtt back = connect(id, false, true, EXPIRY_300)) {
+            assertArrayEquals(RawMqtt.NOTHING, back.readWithin(1_000), "acknowledged: not sent again");
+            back.send(GOODBYE);
+        }
+    }
+
+    @Test
+    void whatTheConnectionHeldWhenItEndedComesAgainOnTheNextOne() throws Exception {
+        String id = "live-gone";
+        String topic = "live/" + id;
+        List<RawMqtt.Publish> first;
+        try (RawMqtt sub = subscribed(id, topic, EXPIRY_300)) {
+            publish(id, topic, 3);
+            first = read(sub, 3, false);
+            sub.send(GOODBYE); // at once: stored at the connection's end if not at the bound before it
+        }
+        try (RawMqtt back = connect(id, false, true, EXPIRY_300)) {
+            List<RawMqtt.Publish> again = read(back, 3, true);
+            assertEquals(expected(3), payloads(again));
+            for (int i = 0; i < 3; i++) {
+                assertTrue(again.get(i).dup());
+                assertEquals(first.get(i).packetId(), again.get(i).packetId());
+            }
+            assertArrayEquals(RawMqtt.NOTHING, back.readWithin(1_000), "each once");
+            back.send(GOODBYE);
+        }
+    }
+
+    @Test
+    void aFullReceiveWindowSendsTheRestFromTheQueueInOrder() throws Exception {
+        String id = "live-window";
+        String topic = "live/" + id;
+        double storedBefore = stored();
+        try (RawMqtt sub = subscribed(id, topic, EXPIRY_300_WINDOW_2)) {
+            publish(id, topic, 10);
+            // Two go out at once, the window is full: the other eight cannot, and are stored first.
+            Await.until(WAIT, "the messages the window did not take stored", () -> stored() - storedBefore >= 8);
+            List<RawMqtt.Publish> got = read(sub, 10, true);
+            assertEquals(expected(10), payloads(got), "every message once, in order");
+            got.forEach(p -> assertFalse(p.dup(), "one connection: nothing sent twice"));
+            assertArrayEquals(RawMqtt.NOTHING, sub.readWithin(1_000), "nothing more");
+            sub.send(GOODBYE);
+        }
+        try (RawMqtt back = connect(id, false, true, EXPIRY_300)) {
+            assertArrayEquals(RawMqtt.NOTHING, back.readWithin(1_000), "every entry removed once acknowledged");
+            back.send(GOODBYE);
+        }
+    }
+
+    @Test
+    void messagesHeldWhenTheSessionEndsAreCountedAsDropped() throws Exception {
+        String id = "live-ends";
+        String topic = "live/" + id;
+        double endedBefore = broker.dropped("session_ended");
+        try (RawMqtt sub = subscribed(id, topic, EXPIRY_300)) {
+            publish(id, topic, 3);
+            read(sub, 3, false);
+            // A clean start takes the session over: the old one ends with three messages unacknowledged.
+            try (RawMqtt clean = connect(id, true, false, EXPIRY_300)) {
+                Await.until(WAIT, "the three counted as dropped with the session",
+                        () -> broker.dropped("session_ended") - endedBefore == 3);
+                assertArrayEquals(RawMqtt.NOTHING, clean.readWithin(1_000), "the new session gets none of them");
+                clean.send(GOODBYE);
+            }
+        }
+    }
+}
