@@ -292,8 +292,10 @@ final class Messaging implements AutoCloseable {
                 topics, drops, requestTimeout, nodeId, this::command, backpressure);
         queueWriter.meters(meters);
         live.enabled(config.deviceLiveDelivery());
+        live.ackWait(config.deviceLiveAckWait());
         live.meters(meters);
-        queueWriter.live(live);
+        // Records a node reads again after taking a partition over are older than the node timeout.
+        queueWriter.live(live, cluster.nodeTimeout().dividedBy(2));
         devicePersisted = new GroupConsumer<>(kafka, meters, topics.devicePersisted(),
                 kafka.settings().topicPrefix() + "device-persisted", "device-persisted", DeviceQueueWriter.Stored::decode,
                 queueWriter::handle, GroupConsumer.Hooks.none()

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * node's {@code device.persisted} writer before they are stored ({@link LiveDeliveries}): while it
  * keeps up, a message it sends and the client acknowledges never touches Redis. What it holds
  * unacknowledged it stores, in order and with its packet identifier, when the client takes longer
- * than {@link #LIVE_ACK_BOUND_MILLIS}, when a message cannot go out at once (window full, socket
+ * than {@link LiveDeliveries#ackWait} allows, when a message cannot go out at once (window full, socket
  * full, QoS 2), and when the connection ends.
  */
 final class DeviceQueueReader {
@@ -54,7 +54,7 @@ final class DeviceQueueReader {
 
     /**
      * How long a message sent before it was stored may wait for its acknowledgement before the
-     * session stores it: the writer's batch, and so every other client of its partition, waits
+     * session stores it, unless the node says otherwise ({@link LiveDeliveries#ackWait}): the writer's batch, and so every other client of its partition, waits
      * for it meanwhile. A client that took longer takes its messages from the queue for
      * {@link #SLOW_MILLIS} afterwards.
      */
@@ -421,6 +421,7 @@ final class DeviceQueueReader {
             offeredUpTo.put(r.partition(), r.offset());
             h = new Held(r, now);
             heldMessages.put(key, h);
+            live.held(1);
             settled.add(h.settled);
             if (backpressure.enabled()) {
                 backpressure.arrived(r.downlink().message(), now);
@@ -476,7 +477,7 @@ final class DeviceQueueReader {
             return;
         }
         boundArmed = true;
-        services.timers().schedule(() -> tell.test(this::checkBound), LIVE_ACK_BOUND_MILLIS, TimeUnit.MILLISECONDS);
+        services.timers().schedule(() -> tell.test(this::checkBound), live.ackWaitMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Stores what waited too long for its acknowledgement, and the client's next messages for a while. */
@@ -486,7 +487,7 @@ final class DeviceQueueReader {
         boolean waiting = false;
         for (Held h : heldMessages.values()) {
             if (h.sent != null && !h.storing) {
-                if (now - h.heldAt >= LIVE_ACK_BOUND_MILLIS) {
+                if (now - h.heldAt >= live.ackWaitMillis()) {
                     slowUntil = now + SLOW_MILLIS;
                     storeHeld();
                     return;
@@ -610,7 +611,7 @@ final class DeviceQueueReader {
             live.notifier().stored(clientId, appends, downlinks(batch));
         }
         for (Held h : batch) {
-            h.settled.complete(null);
+            settle(h);
         }
     }
 
@@ -623,7 +624,9 @@ final class DeviceQueueReader {
     }
 
     private void settle(Held h) {
-        h.settled.complete(null);
+        if (h.settled.complete(null)) {
+            live.held(-1);
+        }
     }
 
     /** Without a connection and with nothing held, the writer stores the client's messages itself again. */

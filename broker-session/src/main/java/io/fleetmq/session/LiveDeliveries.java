@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
  * once every message of it settled, so a node that dies before then leaves the batch to be read
  * again by the next owner: a message acknowledged in that window is delivered twice (QoS 1
  * allows), none is lost. What the session cannot send at once, what is not acknowledged within
- * {@link DeviceQueueReader#LIVE_ACK_BOUND_MILLIS}, QoS 2, and whatever it holds when its connection
+ * {@link #ackWait} (50 ms by default), QoS 2, and whatever it holds when its connection
  * ends, it stores in its queue itself, in order, with the packet identifiers of what went out.
  *
  * <p>A client's messages go to its lane or to Redis directly per batch as a whole, and a batch of
@@ -59,6 +59,9 @@ public final class LiveDeliveries {
     private final LongAdder stored = new LongAdder();
     private volatile Notifier notifier = (c, a, d) -> { };
     private volatile boolean enabled = true;
+    private volatile long ackWaitMillis = DeviceQueueReader.LIVE_ACK_BOUND_MILLIS;
+    /** Messages handed over and not settled yet, over all lanes. */
+    private final LongAdder held = new LongAdder();
 
     /** Whether sessions take messages before they are stored; when off, every message is stored first. */
     public void enabled(boolean on) {
@@ -67,6 +70,24 @@ public final class LiveDeliveries {
 
     public boolean enabled() {
         return enabled;
+    }
+
+    /** How long a message sent before it was stored waits for its acknowledgement before it is stored. */
+    public void ackWait(java.time.Duration wait) {
+        this.ackWaitMillis = Math.max(1, wait.toMillis());
+    }
+
+    long ackWaitMillis() {
+        return ackWaitMillis;
+    }
+
+    void held(int delta) {
+        held.add(delta);
+    }
+
+    /** Messages handed over to sessions and neither acknowledged nor stored yet. */
+    public long heldCount() {
+        return held.sum();
     }
 
     /** The lane of a client connected here, or null: its messages go to Redis directly. */
@@ -121,6 +142,10 @@ public final class LiveDeliveries {
                 .tag("outcome", "acknowledged").description(description).register(meters);
         FunctionCounter.builder("fleetmq.device.queue.live", stored, LongAdder::sum)
                 .tag("outcome", "stored").description(description).register(meters);
+        io.micrometer.core.instrument.Gauge.builder("fleetmq.device.queue.live.held", held, LongAdder::sum)
+                .description("Messages handed to persistent DEVICE sessions before they were stored, neither"
+                        + " acknowledged nor stored yet: a node that dies now sends them again")
+                .register(meters);
         io.micrometer.core.instrument.Gauge.builder("fleetmq.device.queue.live.sessions", lanes, Map::size)
                 .description("Persistent DEVICE sessions connected here that take their messages before they are"
                         + " stored, or still hold some")

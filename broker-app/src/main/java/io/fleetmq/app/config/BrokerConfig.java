@@ -47,6 +47,7 @@ public record BrokerConfig(
         int deviceQueueLimit,
         Duration deviceQueueTtl,
         boolean deviceLiveDelivery,
+        Duration deviceLiveAckWait,
         Duration applicationRetention,
         long applicationRetentionBytes,
         int applicationSharedPartitions,
@@ -165,6 +166,7 @@ public record BrokerConfig(
                 s.integer("sessions.device-queue-limit", 1, 10_000_000),
                 positive(s, "sessions.device-queue-ttl"),
                 s.bool("sessions.device-live-delivery"),
+                liveAckWait(s),
                 positive(s, "sessions.application-retention"),
                 s.longValue("sessions.application-retention-bytes", 1_048_576, Long.MAX_VALUE),
                 s.integer("sessions.application-shared-partitions", 1, 1_000),
@@ -476,6 +478,16 @@ public record BrokerConfig(
                     "must be between 1 second and 4294967295 seconds");
         }
         return io.fleetmq.session.BridgeSessions.of(pattern, seconds);
+    }
+
+    /** At most 10 s: a batch of {@code device.persisted}, and with it every client of its partition, waits this long. */
+    private static Duration liveAckWait(Settings s) {
+        String key = "sessions.device-live-ack-wait";
+        Duration d = positive(s, key);
+        if (d.compareTo(Duration.ofSeconds(10)) > 0) {
+            throw s.invalid(key, s.string(key), "must be at most 10s");
+        }
+        return d;
     }
 
     private static Duration positive(Settings s, String key) {

@@ -192,6 +192,21 @@ class BrokerConfigTest {
     }
 
     @Test
+    void liveDeliveryToPersistentDevicesIsOnWithA50msWaitOfAtMost10s() {
+        assertTrue(config().deviceLiveDelivery());
+        assertEquals(java.time.Duration.ofMillis(50), config().deviceLiveAckWait());
+        env.put("DEVICE_LIVE_DELIVERY", "false");
+        assertFalse(config().deviceLiveDelivery());
+        env.put("DEVICE_LIVE_ACK_WAIT", "11s");
+        ConfigException e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("sessions.device-live-ack-wait (DEVICE_LIVE_ACK_WAIT)")
+                && e.getMessage().contains("at most 10s"), e.getMessage());
+        env.put("DEVICE_LIVE_ACK_WAIT", "0");
+        e = assertThrows(ConfigException.class, this::config);
+        assertTrue(e.getMessage().contains("sessions.device-live-ack-wait (DEVICE_LIVE_ACK_WAIT)"), e.getMessage());
+    }
+
+    @Test
     void listenersCarryTheSettingThatNamesTheirPort() {
         assertEquals("listeners.tcp.port (MQTT_TCP_PORT)", config().tcp().portSetting());
         assertEquals("listeners.wss.port (MQTT_WSS_PORT)", config().wss().portSetting());

@@ -63,6 +63,7 @@ public final class DeviceQueueWriter {
     private BatchDelay writeDelay;
     /** Sessions connected here that take their messages before they are stored; null for none. */
     private LiveDeliveries live;
+    private long liveFreshMillis;
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Stored>> batch = new LinkedHashMap<>();
     /** Where in {@code device.persisted} each of them was read (partition in the top bits), with {@link #live}. */
@@ -98,10 +99,13 @@ public final class DeviceQueueWriter {
     /**
      * Hands the messages of clients connected to this node to their sessions before storing them
      * (see {@link LiveDeliveries}); the entries the sessions store are announced to readers on other
-     * nodes as the writer's own are.
+     * nodes as the writer's own are. Only messages received within {@code freshFor}: older ones are
+     * what a node reads again after it took a partition over from one that died, and go to Redis
+     * first, whose deduplication by source position keeps those stored before from going out twice.
      */
-    public void live(LiveDeliveries live) {
+    public void live(LiveDeliveries live, Duration freshFor) {
         this.live = live;
+        this.liveFreshMillis = freshFor.toMillis();
         if (live != null) {
             live.notifier(this::storedByLane);
         }
@@ -165,7 +169,7 @@ public final class DeviceQueueWriter {
         for (Map.Entry<String, List<Stored>> e : batch.entrySet()) {
             String clientId = e.getKey();
             LiveDeliveries.Lane lane = live != null ? live.lane(clientId) : null;
-            if (lane != null) {
+            if (lane != null && fresh(e.getValue())) {
                 // Connected here: the session sends what it can and stores the rest itself, in order.
                 List<Long> at = positions.get(clientId);
                 List<LiveDeliveries.Offered> offered = new ArrayList<>(e.getValue().size());
@@ -199,6 +203,17 @@ public final class DeviceQueueWriter {
         }
         batch.clear();
         positions.clear();
+    }
+
+    /** Whether every message of the list was received within {@link #liveFreshMillis}. */
+    private boolean fresh(List<Stored> records) {
+        long oldest = System.currentTimeMillis() - liveFreshMillis;
+        for (Stored record : records) {
+            if (record.downlink().message().createdAtMillis() < oldest) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private CompletableFuture<?> append(CompletableFuture<?> previous, String clientId, List<Downlink> chunk,
