@@ -53,6 +53,26 @@ class LiveDeliveryNodeDeathIT {
         }
     }
 
+    /**
+     * How far the writers committed {@code device.persisted} (its one partition), and where it ends:
+     * the first is behind the second while a message handed over is neither acknowledged nor stored.
+     */
+    private long[] devicePersistedCommittedAndEnd() {
+        java.util.Properties props = new java.util.Properties();
+        props.put("bootstrap.servers", io.fleetmq.testkit.TestServices.shared().kafkaBootstrapServers());
+        org.apache.kafka.common.TopicPartition partition =
+                new org.apache.kafka.common.TopicPartition(cluster.topicPrefix() + "device.persisted", 0);
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(props)) {
+            var committed = admin.listConsumerGroupOffsets(cluster.topicPrefix() + "device-persisted")
+                    .partitionsToOffsetAndMetadata().get().get(partition);
+            long end = admin.listOffsets(Map.of(partition, org.apache.kafka.clients.admin.OffsetSpec.latest()))
+                    .all().get().get(partition).offset();
+            return new long[] {committed == null ? 0 : committed.offset(), end};
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** The sum of the samples of {@code name} on a node; -1 when it does not answer. */
     private static double metric(int httpPort, String name) {
         HttpResponse<String> r = Http.get(httpPort, "/metrics");
@@ -179,6 +199,11 @@ class LiveDeliveryNodeDeathIT {
         int survivor = 3 - dead;
         assertEquals(0.0, metric(cluster.node(dead).httpPort(), "fleetmq_device_queue_live_total"),
                 "none acknowledged or stored yet");
+
+        long[] committedAndEnd = devicePersistedCommittedAndEnd();
+        assertTrue(committedAndEnd[0] < committedAndEnd[1],
+                "device.persisted is not committed past what is handed over and unsettled: committed "
+                        + committedAndEnd[0] + ", end " + committedAndEnd[1]);
 
         cluster.kill(dead);
 
