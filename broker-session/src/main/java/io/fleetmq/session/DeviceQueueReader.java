@@ -61,6 +61,9 @@ final class DeviceQueueReader {
     static final long LIVE_ACK_BOUND_MILLIS = 50;
     static final long SLOW_MILLIS = 1_000;
 
+    /** Shared while a session holds nothing: never written to (see {@link #take}). */
+    private static final LinkedHashMap<Long, Held> EMPTY_HELD = new LinkedHashMap<>(1);
+
     /** A message of {@code device.persisted} this session holds, neither acknowledged nor stored yet. */
     private static final class Held {
         final LiveDeliveries.Offered record;
@@ -85,6 +88,7 @@ final class DeviceQueueReader {
         /** Its entry in the queue once a store put it there; 0 before. */
         private long seq;
         private boolean acked;
+        private long sentAt;
 
         Live(Held held, ClientConnection conn) {
             this.held = held;
@@ -94,6 +98,7 @@ final class DeviceQueueReader {
         @Override
         public void sent(int packetId) {
             this.packetId = packetId;
+            this.sentAt = services.clock().getAsLong();
         }
 
         @Override
@@ -104,6 +109,7 @@ final class DeviceQueueReader {
         @Override
         public void completed() {
             acked = true;
+            acknowledgedAfter(sentAt);
             if (seq > 0) {
                 services.deviceQueues().removeSoon(clientId, seq); // stored meanwhile
             } else if (!held.storing) {
@@ -115,10 +121,14 @@ final class DeviceQueueReader {
     }
 
     private final LiveDeliveries live;
-    /** What the writer handed over and is neither acknowledged nor stored, in the order it came. */
-    private final LinkedHashMap<Long, Held> heldMessages = new LinkedHashMap<>();
+    /**
+     * What the writer handed over and is neither acknowledged nor stored, in the order it came. Like
+     * the next two, made on first use: most sessions never take a message this way, and an idle
+     * session's memory is what limits connections per node.
+     */
+    private LinkedHashMap<Long, Held> heldMessages = EMPTY_HELD;
     /** The highest offset handed over, per partition of {@code device.persisted}: a batch read again repeats them. */
-    private final Map<Integer, Long> offeredUpTo = new HashMap<>(2);
+    private Map<Integer, Long> offeredUpTo;
     /** Held messages not sent; while any is, nothing is sent before it is stored. */
     private int unsent;
     private boolean storing;
@@ -126,12 +136,21 @@ final class DeviceQueueReader {
     /** Until when (clock) the client counts as slow: its messages are stored first. */
     private long slowUntil;
     private boolean laneRegistered;
-    private final LiveDeliveries.Lane lane = this::offer;
+    private LiveDeliveries.Lane lane;
+    /**
+     * How long the client takes to acknowledge a QoS 1 message, smoothed over its last few (clock
+     * milliseconds; 0 until one came): a client slower than half the wait takes its messages from
+     * the queue, so a fleet of devices on slow links does not hold the writer for the wait at every
+     * message.
+     */
+    private long ackMillis;
 
     /** An entry of the queue in flight: the queue keeps it until its flow completes. */
     final class Entry implements OutboundFlow.Origin {
         private final long seq;
         private final int qos;
+        /** When it went out on this connection (clock); 0 for a resend. */
+        private long sentAt;
 
         Entry(long seq, int qos) {
             this.seq = seq;
@@ -141,6 +160,7 @@ final class DeviceQueueReader {
         @Override
         public void sent(int packetId) {
             if (qos == 1) {
+                sentAt = services.clock().getAsLong();
                 unrecorded.put(seq, packetId);
                 if (!flushScheduled) {
                     flushScheduled = true;
@@ -163,6 +183,7 @@ final class DeviceQueueReader {
         public void completed() {
             unrecorded.remove(seq);
             if (qos == 1) {
+                acknowledgedAfter(sentAt);
                 // Carried by the client's next append as a rule: no Redis call of its own.
                 services.deviceQueues().removeSoon(clientId, seq);
             } else {
@@ -302,6 +323,9 @@ final class DeviceQueueReader {
         registered = true;
         if (live != null && !laneRegistered && live.enabled()) {
             laneRegistered = true;
+            if (lane == null) {
+                lane = this::offer;
+            }
             live.register(clientId, lane);
         }
         for (DeviceQueues.Entry e : entries) {
@@ -385,6 +409,13 @@ final class DeviceQueueReader {
         }
     }
 
+    private void acknowledgedAfter(long sentAt) {
+        if (sentAt > 0) {
+            long took = Math.max(0, services.clock().getAsLong() - sentAt);
+            ackMillis = ackMillis == 0 ? took : (3 * ackMillis + took) / 4;
+        }
+    }
+
     private static long key(LiveDeliveries.Offered r) {
         return ((long) r.partition() << 48) ^ r.offset();
     }
@@ -404,6 +435,10 @@ final class DeviceQueueReader {
      * up and nothing older waits, else it is stored. {@code done} completes when all are settled.
      */
     private void take(List<LiveDeliveries.Offered> records, CompletableFuture<Void> done) {
+        if (heldMessages == EMPTY_HELD) {
+            heldMessages = new LinkedHashMap<>();
+            offeredUpTo = new HashMap<>(2);
+        }
         List<CompletableFuture<Void>> settled = new ArrayList<>(records.size());
         long now = services.clock().getAsLong();
         DeliveryBackpressure backpressure = services.backpressure();
@@ -445,7 +480,8 @@ final class DeviceQueueReader {
     /** Sends a held message at once if it may go before it is stored; false if it must be stored first. */
     private boolean sendLive(Held h, long now) {
         if (!active || !connection.isOnline() || !registered || reading || behind || storing || unsent > 0
-                || now < slowUntil || outbound.room() <= 0 || !connection.isWritable()) {
+                || now < slowUntil || 2 * ackMillis > live.ackWaitMillis() || outbound.room() <= 0
+                || !connection.isWritable()) {
             return false;
         }
         Downlink d = h.record.downlink();

@@ -459,7 +459,7 @@ public final class DeviceQueues {
                             + " waiting for an append to carry them included")
                     .register(meters);
             // Every operation's series from the start, so rate() and alerts see the first error.
-            for (String op : java.util.List.of("append", "read", "remove", "sent_with", "delete", "release", "size")) {
+            for (String op : java.util.List.of("append", "read", "remove", "sent_with", "delete", "release", "store", "size")) {
                 errorCounter(op);
             }
         }
