@@ -578,6 +578,11 @@ final class DeviceQueueReader {
             // stays uncommitted, and the next owner of its partition queues the messages.
             for (Held h : batch) {
                 h.storing = false;
+                if (h.sent != null && h.sent.acked) {
+                    heldMessages.remove(key(h.record)); // acknowledged while the store was under way
+                    live.acknowledged();
+                    settle(h);
+                }
             }
             if (LOG_LIMIT.allow()) {
                 log.warn("{}: storing messages held for the client failed: {}{}", ClientText.of(clientId),
@@ -594,6 +599,9 @@ final class DeviceQueueReader {
             // A delete of the queue made the store moot: the session ended, and these with it.
             for (Held h : batch) {
                 heldMessages.remove(key(h.record));
+                if (h.sent == null) {
+                    unsent--;
+                }
                 settle(h);
             }
             services.drops().count(MessageDrops.Reason.SESSION_ENDED, batch.size());
@@ -682,11 +690,13 @@ final class DeviceQueueReader {
             for (Held h : new ArrayList<>(heldMessages.values())) {
                 if (!h.storing) {
                     heldMessages.remove(key(h.record));
+                    if (h.sent == null) {
+                        unsent--;
+                    }
                     ended++;
                     settle(h);
                 }
             }
-            unsent = 0;
             services.drops().count(MessageDrops.Reason.SESSION_ENDED, ended);
         }
         unregisterIfDone();

@@ -228,6 +228,19 @@ class LiveDeliveryTest {
                 Await.until(WAIT, "the three counted as dropped with the session",
                         () -> broker.dropped("session_ended") - endedBefore == 3);
                 assertArrayEquals(RawMqtt.NOTHING, clean.readWithin(1_000), "the new session gets none of them");
+                // The new session takes its own messages before they are stored, as any other.
+                double acknowledgedBefore = acknowledged();
+                clean.send(RawMqtt.subscribeV5(1, topic, 1));
+                clean.readType(9);
+                Await.until(WAIT, "the old session's messages settled, the new one taking its own",
+                        () -> broker.metric("fleetmq_device_queue_live_held", null) == 0
+                                && broker.metric("fleetmq_device_queue_live_sessions", null) >= 1);
+                java.util.concurrent.CompletableFuture<Void> published =
+                        java.util.concurrent.CompletableFuture.runAsync(() -> publish(id + "-2", topic, 2));
+                assertEquals(expected(2), payloads(read(clean, 2, true)));
+                published.get(20, java.util.concurrent.TimeUnit.SECONDS);
+                Await.until(WAIT, "the new session's two acknowledged before they were stored",
+                        () -> acknowledged() - acknowledgedBefore == 2);
                 clean.send(GOODBYE);
             }
         }
