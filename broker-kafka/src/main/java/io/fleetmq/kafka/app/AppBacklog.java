@@ -306,14 +306,14 @@ public final class AppBacklog implements AutoCloseable {
                 clients.settings().requestTimeout());
         OffsetAndMetadata at = committed.get(partition);
         if (startAtMillis >= 0) {
-            // A new session: start where its time starts, whatever an earlier one left behind.
+            // A new session: start where its time starts, whatever an earlier one left behind. The end
+            // is taken before the search: with nothing of the session's time in the topic yet, its
+            // first records may be appended while the search runs, and an end looked up after it
+            // (seekToEnd) would start past them.
+            long end = consumer.endOffsets(Set.of(partition), clients.settings().requestTimeout()).get(partition);
             var found = consumer.offsetsForTimes(Map.of(partition, startAtMillis), clients.settings().requestTimeout())
                     .get(partition);
-            if (found != null) {
-                consumer.seek(partition, found.offset());
-            } else {
-                consumer.seekToEnd(List.of(partition));
-            }
+            consumer.seek(partition, found != null ? found.offset() : end);
             consumer.position(partition, clients.settings().requestTimeout());
         } else if (at != null) {
             consumer.seek(partition, at.offset());
