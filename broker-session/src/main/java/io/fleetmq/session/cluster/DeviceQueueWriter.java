@@ -65,9 +65,11 @@ public final class DeviceQueueWriter {
     private LiveDeliveries live;
     private long liveFreshMillis;
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
-    private final Map<String, List<Stored>> batch = new LinkedHashMap<>();
-    /** Where in {@code device.persisted} each of them was read (partition in the top bits), with {@link #live}. */
-    private final Map<String, List<Long>> positions = new java.util.HashMap<>();
+    private final Map<String, List<Read>> batch = new LinkedHashMap<>();
+
+    /** A record of the batch and where in {@code device.persisted} it was read (a lane recognises it read again). */
+    private record Read(Stored record, int partition, long offset) {
+    }
 
     /**
      * @param nodeId        this node: a client connected here is told directly, not through Kafka
@@ -152,11 +154,8 @@ public final class DeviceQueueWriter {
         if (writeDelay != null) {
             writeDelay.saw(d.message().createdAtMillis());
         }
-        batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>()).add(record);
-        if (live != null) {
-            positions.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>())
-                    .add(((long) partition << 48) | offset);
-        }
+        batch.computeIfAbsent(d.matched().get(0).clientId(), c -> new ArrayList<>())
+                .add(new Read(record, partition, offset));
     }
 
     /**
@@ -166,18 +165,15 @@ public final class DeviceQueueWriter {
      * of a batch must not store a later message before an earlier one that failed a moment before.
      */
     private void writeBatch() {
-        for (Map.Entry<String, List<Stored>> e : batch.entrySet()) {
+        for (Map.Entry<String, List<Read>> e : batch.entrySet()) {
             String clientId = e.getKey();
             LiveDeliveries.Lane lane = live != null ? live.lane(clientId) : null;
             if (lane != null && fresh(e.getValue())) {
                 // Connected here: the session sends what it can and stores the rest itself, in order.
-                List<Long> at = positions.get(clientId);
                 List<LiveDeliveries.Offered> offered = new ArrayList<>(e.getValue().size());
-                for (int i = 0; i < e.getValue().size(); i++) {
-                    Stored record = e.getValue().get(i);
-                    long position = at.get(i);
-                    offered.add(new LiveDeliveries.Offered((int) (position >>> 48), position & ((1L << 48) - 1),
-                            record.downlink(), record.encoded()));
+                for (Read read : e.getValue()) {
+                    offered.add(new LiveDeliveries.Offered(read.partition(), read.offset(), read.record().downlink(),
+                            read.record().encoded()));
                 }
                 inFlight.add(lane.offer(offered));
                 continue;
@@ -186,7 +182,8 @@ public final class DeviceQueueWriter {
             List<Downlink> chunk = new ArrayList<>();
             long bytes = 0;
             List<DeviceQueues.Item> items = new ArrayList<>();
-            for (Stored record : e.getValue()) {
+            for (Read read : e.getValue()) {
+                Stored record = read.record();
                 Downlink d = record.downlink();
                 byte[] value = record.encoded();
                 if (!chunk.isEmpty() && (chunk.size() >= CHUNK_MESSAGES || bytes + value.length > CHUNK_BYTES)) {
@@ -202,14 +199,13 @@ public final class DeviceQueueWriter {
             inFlight.add(append(chain, clientId, chunk, items));
         }
         batch.clear();
-        positions.clear();
     }
 
     /** Whether every message of the list was received within {@link #liveFreshMillis}. */
-    private boolean fresh(List<Stored> records) {
+    private boolean fresh(List<Read> records) {
         long oldest = System.currentTimeMillis() - liveFreshMillis;
-        for (Stored record : records) {
-            if (record.downlink().message().createdAtMillis() < oldest) {
+        for (Read read : records) {
+            if (read.record().downlink().message().createdAtMillis() < oldest) {
                 return false;
             }
         }
