@@ -136,7 +136,9 @@ public final class DeviceQueues {
      * ARGV[3] now, ARGV[4] window, ARGV[5] how many of the client's writes the call carries (see
      * writeSoon), then those writes (see APPLY; applied before the new messages are stored, so
      * removes make room before the queue is trimmed), then per message its source partition, source
-     * offset and value.
+     * offset, the packet identifier it was sent with ('0' for none: see store) and value. A new
+     * entry's identifier is kept with it in the same step; a repeat's is not, as the step that
+     * queued it kept its own.
      * Returns per message its sequence number (0 for a repeat) and how many old entries it pushed
      * out: the call's new messages are stored together, then the queue is trimmed once, and what
      * the call pushed out is told on its last new message. Last comes the reader registered for the
@@ -150,7 +152,7 @@ public final class DeviceQueues {
             local start = 6 + 3 * carried
             local out = {}
             local parts, listed = {}, {}
-            for i = start, #ARGV, 3 do
+            for i = start, #ARGV, 4 do
               if not listed[ARGV[i]] then
                 listed[ARGV[i]] = true
                 parts[#parts + 1] = ARGV[i]
@@ -207,9 +209,9 @@ public final class DeviceQueues {
             end
             local remembered
             local added = {}
-            local seen, order, data = {}, {}, {}
+            local seen, order, data, ids = {}, {}, {}, {}
             local last = 0
-            for i = start, #ARGV, 3 do
+            for i = start, #ARGV, 4 do
               local part = ARGV[i]
               local off = tonumber(ARGV[i + 1])
               local member = part .. ':' .. ARGV[i + 1]
@@ -238,7 +240,11 @@ public final class DeviceQueues {
                 order[#order + 1] = seq
                 order[#order + 1] = seq
                 data[#data + 1] = seq
-                data[#data + 1] = ARGV[i + 2]
+                data[#data + 1] = ARGV[i + 3]
+                if ARGV[i + 2] ~= '0' then
+                  ids[#ids + 1] = seq
+                  ids[#ids + 1] = ARGV[i + 2]
+                end
                 out[#out + 1] = seq
                 out[#out + 1] = 0
                 last = #out
@@ -281,6 +287,10 @@ public final class DeviceQueues {
             if seq > first then
               each('ZADD', KEYS[1], order)
               each('HSET', KEYS[2], data)
+              if #ids > 0 then
+                each('HSET', KEYS[4], ids)
+                if redis.call('PTTL', KEYS[4]) == -1 then fresh[#fresh + 1] = KEYS[4] end
+              end
               local size = redis.call('ZCARD', KEYS[1])
               if size == #order / 2 then
                 fresh[#fresh + 1] = KEYS[1]
@@ -526,13 +536,16 @@ public final class DeviceQueues {
      * Not retried here: the writer reads its batch from Kafka again until Redis takes it.
      */
     public CompletionStage<Appends> appendAll(String clientId, List<Item> items) {
-        return appendAll(clientId, items, clock.getAsLong());
+        return appendAll(clientId, items, clock.getAsLong(), null);
     }
 
-    /** As {@link #appendAll(String, List)}, the entries stamped {@code stamp} for a delete's cutoff. */
-    private CompletionStage<Appends> appendAll(String clientId, List<Item> items, long stamp) {
+    /**
+     * As {@link #appendAll(String, List)}, the entries stamped {@code stamp} for a delete's cutoff,
+     * each new one with its packet identifier {@code packetIds[i]} (none if null or 0).
+     */
+    private CompletionStage<Appends> appendAll(String clientId, List<Item> items, long stamp, int[] packetIds) {
         List<ClientLanes.Write> carried = takeDeferred(clientId);
-        byte[][] args = new byte[5 + 3 * carried.size() + 3 * items.size()][];
+        byte[][] args = new byte[5 + 3 * carried.size() + 4 * items.size()][];
         args[0] = bytes(Integer.toString(limit));
         args[1] = bytes(Long.toString(ttl.toMillis()));
         args[2] = bytes(Long.toString(stamp));
@@ -544,9 +557,11 @@ public final class DeviceQueues {
             args[a++] = bytes(Long.toString(w.seq()));
             args[a++] = bytes(Integer.toString(w.arg()));
         }
-        for (Item item : items) {
+        for (int i = 0; i < items.size(); i++) {
+            Item item = items.get(i);
             args[a++] = bytes("p" + item.sourcePartition());
             args[a++] = bytes(Long.toString(item.sourceOffset()));
+            args[a++] = packetIds == null || packetIds[i] == 0 ? NO_PACKET_ID : bytes(Integer.toString(packetIds[i]));
             args[a++] = item.value();
         }
         CompletionStage<List<Object>> run = APPEND_SCRIPT
@@ -569,9 +584,10 @@ public final class DeviceQueues {
      * Queues messages a connected session held in memory (see {@link #appendAll}), and the packet
      * identifiers of those it sent already ({@code packetIds[i]}, 0 for one not sent), as one step
      * of the client's lane: a read asked for after it sees them with their identifiers, so a next
-     * connection gets them again as the same packets with DUP set. Retried until Redis takes it (the
-     * source positions make an append that is run again store nothing twice); a delete asked for
-     * meanwhile makes it moot, and it then completes with null. The entries are stamped as queued
+     * connection gets them again as the same packets with DUP set. Entries and identifiers go in one
+     * atomic script, so a store whose answer was lost and that is run again (it is retried until
+     * Redis takes it; the source positions make it store nothing twice) finds them together; a
+     * delete asked for meanwhile makes it moot, and it then completes with null. The entries are stamped as queued
      * before this call, so a delete asked for after it takes them however soon it runs: they are
      * the session's of now, not a next one's.
      */
@@ -580,20 +596,7 @@ public final class DeviceQueues {
             throw new IllegalArgumentException("one packet identifier per item");
         }
         long stamp = clock.getAsLong() - 1;
-        return lanes.submit(clientId, ClientLanes.Op.STORE, 0, () -> appendAll(clientId, items, stamp)
-                .thenCompose(appends -> {
-                    List<ClientLanes.Write> sent = new ArrayList<>();
-                    for (int i = 0; i < packetIds.length; i++) {
-                        Appended a = appends.items().get(i);
-                        if (packetIds[i] > 0 && !a.duplicate()) {
-                            sent.add(new ClientLanes.Write(ClientLanes.Op.SENT_WITH, a.seq(), packetIds[i]));
-                        }
-                    }
-                    if (sent.isEmpty()) {
-                        return (CompletionStage<Appends>) CompletableFuture.completedFuture(appends);
-                    }
-                    return writeNow(clientId, sent).thenApply(x -> appends);
-                }));
+        return lanes.submit(clientId, ClientLanes.Op.STORE, 0, () -> appendAll(clientId, items, stamp, packetIds));
     }
 
     /**
@@ -788,6 +791,7 @@ public final class DeviceQueues {
 
     private static final byte[] REMOVE_KIND = {'r'};
     private static final byte[] SENT_WITH_KIND = {'s'};
+    private static final byte[] NO_PACKET_ID = {'0'};
 
     /**
      * Deletes the client's queue: its session ended. Completes with the number of messages it held

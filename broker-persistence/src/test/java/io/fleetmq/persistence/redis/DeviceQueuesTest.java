@@ -300,6 +300,39 @@ class DeviceQueuesTest {
     }
 
     @Test
+    void aStoreKeepsEntriesAndTheirPacketIdentifiersInOneStepSoRunningItAgainFindsBoth() {
+        List<DeviceQueues.Item> items = List.of(new DeviceQueues.Item(0, 1, b("s1")),
+                new DeviceQueues.Item(0, 2, b("s2")), new DeviceQueues.Item(1, 1, b("s3")));
+        int[] ids = {7, 0, 9};
+        await(queues.store("dev-store-warm", items, ids)); // the script is loaded: one call each below
+        String c = "dev-store";
+        long before = scriptCalls();
+        List<DeviceQueues.Appended> first = await(queues.store(c, items, ids)).items();
+        assertEquals(1, scriptCalls() - before, "entries and identifiers are one script, so never one without the other");
+        assertTrue(first.stream().noneMatch(DeviceQueues.Appended::duplicate));
+        // Its answer lost (Redis took it, the node did not hear), the store is run again: it adds
+        // nothing, and the identifiers the first run kept are there.
+        assertTrue(await(queues.store(c, items, ids)).items().stream().allMatch(DeviceQueues.Appended::duplicate));
+        List<DeviceQueues.Entry> read = await(queues.read(c, 0, 10));
+        assertEquals(List.of("s1", "s2", "s3"), texts(read));
+        assertEquals(List.of(7, 0, 9), read.stream().map(DeviceQueues.Entry::packetId).toList());
+        assertEquals(2, redis.sync().hlen(queues.keysOf(c).get(3)), "no identifier kept for the entry sent with none");
+        assertTrue(redis.sync().pttl(queues.keysOf(c).get(3)) > 0, "the identifiers' key expires with the queue");
+    }
+
+    /** Script calls Redis ran so far (EVALSHA and EVAL). */
+    private static long scriptCalls() {
+        long calls = 0;
+        for (String line : redis.sync().info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                int at = line.indexOf("calls=") + 6;
+                calls += Long.parseLong(line.substring(at, line.indexOf(',', at)));
+            }
+        }
+        return calls;
+    }
+
+    @Test
     void removesAndPacketIdentifiersAskedForTogetherAreAppliedInOneGoAsInOrder() {
         DeviceQueues roomy = new DeviceQueues(redis.binaryCommands(), prefix, 100, Duration.ofMinutes(10));
         String c = "dev-merged";
