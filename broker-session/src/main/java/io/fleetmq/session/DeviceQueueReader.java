@@ -345,11 +345,20 @@ final class DeviceQueueReader {
      * already, and does not know their numbers): read.
      */
     void queued(NodeCommand.Queued q) {
+        queued(q, true);
+    }
+
+    /**
+     * As {@link #queued(NodeCommand.Queued)}; {@code arrival} is false for an entry this session
+     * held and stored itself, whose arrival was counted when it was handed over: the store came
+     * later because the client was slow, which must not hold publishers.
+     */
+    private void queued(NodeCommand.Queued q, boolean arrival) {
         if (!active || !connection.isOnline()) {
             return; // offline: it waits in the queue
         }
         DeliveryBackpressure backpressure = services.backpressure();
-        if (backpressure.enabled() && q.seq() != 0) {
+        if (arrival && backpressure.enabled() && q.seq() != 0) {
             // The notice comes when the entry is stored, whatever the client's window: how late it is
             // measures the node's path to the queue (Kafka twice, routing, Redis), as a delivery's
             // arrival does for a session without a queue. Entries read later waited for the client.
@@ -636,7 +645,7 @@ final class DeviceQueueReader {
             settle(h);
         }
         for (NodeCommand.Queued q : notices) {
-            queued(q); // sent as any new entry of the queue, or read
+            queued(q, false); // sent as any new entry of the queue, or read
         }
         if (!heldMessages.isEmpty()) {
             storeHeld(); // came while this store was under way

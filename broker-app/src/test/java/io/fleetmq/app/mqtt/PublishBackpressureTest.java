@@ -12,8 +12,11 @@ import com.hivemq.client.mqtt.mqtt5.message.publish.puback.Mqtt5PubAckReasonCode
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5PublishResult;
 import io.fleetmq.app.support.Received;
 import io.fleetmq.app.support.TestBroker;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.RawMqtt;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -111,6 +114,45 @@ class PublishBackpressureTest {
         assertTrue(late() > lateBefore, "backlog writes later than 1 ms were counted: " + late());
         assertHeldAndNothingDropped(waitsBefore);
         app.disconnect();
+    }
+
+    /**
+     * A persistent DEVICE subscriber that takes its messages before they are stored, with a window
+     * of two it does not acknowledge: the rest are stored by its session, and sent from the queue
+     * later. Each message arrives once, when it is handed over: storing it later, because the
+     * client is slow, is not a second, later arrival that would hold publishers for that client.
+     */
+    @Test
+    void aMessageStoredBecauseTheClientIsSlowArrivesOnce() throws Exception {
+        String topic = "bl/t";
+        double lateBefore = late();
+        double storedBefore = broker.metric("fleetmq_device_queue_live_total", "outcome=\"stored\"");
+        double lanesBefore = broker.metric("fleetmq_device_queue_live_sessions", null);
+        try (RawMqtt sub = broker.raw()) {
+            sub.socketTimeout(10_000);
+            // Session Expiry Interval 300 s, Receive Maximum 2
+            sub.send(RawMqtt.connect(5, true, 60, "bl-device", "08 11 00 00 01 2C 21 00 02"));
+            assertEquals(0, RawMqtt.parseConnAckV5(sub.readType(2)).reasonCode());
+            sub.send(RawMqtt.subscribeV5(1, topic, 1));
+            sub.readType(9);
+            Await.until(Duration.ofSeconds(20), "the session takes its messages before they are stored",
+                    () -> broker.metric("fleetmq_device_queue_live_sessions", null) > lanesBefore);
+            Mqtt5BlockingClient pub = broker.connectedV5("bl-pub");
+            for (int i = 0; i < 10; i++) {
+                pub.publishWith().topic(topic).qos(MqttQos.AT_LEAST_ONCE).payload(new byte[] {(byte) i}).send();
+            }
+            pub.disconnect();
+            Await.until(Duration.ofSeconds(20), "the eight the window did not take stored by the session",
+                    () -> broker.metric("fleetmq_device_queue_live_total", "outcome=\"stored\"") - storedBefore >= 8);
+            for (int i = 0; i < 10; i++) {
+                RawMqtt.Publish p = RawMqtt.parsePublishV5(sub.readType(3));
+                assertEquals(i, p.payload()[0], "in order");
+                sub.send(RawMqtt.ack(0x40, p.packetId()));
+            }
+            sub.send(RawMqtt.packet(0xE0, new byte[0]));
+        }
+        double late = late() - lateBefore;
+        assertTrue(late >= 1 && late <= 10, "each of the ten late once at most (a delay of 1 ms): " + late);
     }
 
     /**
