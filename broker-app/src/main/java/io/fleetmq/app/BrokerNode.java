@@ -69,6 +69,8 @@ public final class BrokerNode implements AutoCloseable {
     /** Everything started so far, closed last-started-first. */
     private final Deque<Stoppable> started = new ArrayDeque<>();
     private final List<BoundListener> mqttListeners = new ArrayList<>();
+    /** The TCP listener's pipeline, which in-process connections share (null while TCP is disabled). */
+    private MqttChannelInitializer tcpInitializer;
     private final AtomicBoolean closed = new AtomicBoolean();
     private EmbeddedServices embedded;
     private AdminHttpServer http;
@@ -468,6 +470,9 @@ public final class BrokerNode implements AutoCloseable {
                     .proxyProtocol(l.proxyProtocol() ? proxyRefusals : null)
                     .observer(new io.fleetmq.app.metrics.ConnectionMeters(metrics.registry(),
                             webSocket ? (secure ? "wss" : "ws") : (secure ? "tls" : "tcp"), disconnects).handlers());
+            if (l == config.tcp()) {
+                tcpInitializer = initializer;
+            }
             BoundListener bound = bind(l.portSetting(),
                     () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
             mqttListeners.add(bound);
@@ -580,6 +585,35 @@ public final class BrokerNode implements AutoCloseable {
                 .findFirst().orElse(-1);
     }
 
+    /**
+     * Accepts MQTT connections made in this JVM at {@code address} (Netty's local transport),
+     * through the TCP listener's pipeline, limits, authentication and metrics, on event loops of
+     * their own: connections that take no file descriptor. For an application that embeds the node,
+     * and for measuring a node with more connections than the process may open files
+     * (broker-bench's in-process fleet). Stops with the node.
+     *
+     * @throws IllegalStateException the TCP listener is disabled, or the node stopped
+     */
+    public synchronized BoundListener acceptInProcess(io.netty.channel.local.LocalAddress address) {
+        if (closed.get()) {
+            throw new IllegalStateException("the node stopped");
+        }
+        if (tcpInitializer == null) {
+            throw new IllegalStateException("in-process connections use the TCP listener's pipeline, and it is "
+                    + "disabled (listeners.tcp.enabled)");
+        }
+        BoundListener bound = Listeners.bindInProcess(config.ioThreads(), "in-process", address, tcpInitializer);
+        synchronized (started) {
+            if (closed.get()) { // close() began meanwhile: it may have drained the stack already
+                bound.close();
+                throw new IllegalStateException("the node stopped");
+            }
+            started.push(new Stoppable("in-process listener", bound));
+        }
+        log.info("Accepting MQTT connections in this process at {}", address);
+        return bound;
+    }
+
     /** Addresses of the dependencies the node uses (embedded or external), for tests and logs. */
     public KafkaSettings kafkaSettings() {
         return kafkaSettings;
@@ -605,8 +639,15 @@ public final class BrokerNode implements AutoCloseable {
         }
         readiness.stopping();
         boolean wasRunning = !started.isEmpty();
-        while (!started.isEmpty()) {
-            closeQuietly(started.pop());
+        while (true) {
+            Stoppable next;
+            synchronized (started) {
+                next = started.poll();
+            }
+            if (next == null) {
+                break;
+            }
+            closeQuietly(next);
         }
         readiness.close();
         if (wasRunning) {

@@ -5,6 +5,12 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalAddress;
+import io.netty.channel.local.LocalIoHandler;
+import io.netty.channel.local.LocalServerChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.TimeUnit;
 
 /** Binds server sockets on the shared event loops. */
 public final class Listeners {
@@ -33,5 +39,31 @@ public final class Listeners {
             throw new ListenerBindException(name, host, port, future.cause());
         }
         return new BoundListener(name, future.channel());
+    }
+
+    /**
+     * Accepts connections from this JVM at {@code address} (Netty's local transport) on event loops
+     * of their own ({@code ioThreads}, 0 for as many as the listeners' default), and installs
+     * {@code initializer} on each: the same pipeline as a socket's, with no file descriptor behind
+     * it. Closing the listener stops its event loops, and with them its connections.
+     */
+    public static BoundListener bindInProcess(int ioThreads, String name, LocalAddress address,
+                                              ChannelInitializer<Channel> initializer) {
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(
+                ioThreads > 0 ? ioThreads : EventLoops.defaultIoThreads(),
+                new DefaultThreadFactory("fleetmq-local"), LocalIoHandler.newFactory());
+        ChannelFuture future = new ServerBootstrap()
+                .group(group)
+                .channel(LocalServerChannel.class)
+                .childHandler(initializer)
+                .bind(address).awaitUninterruptibly();
+        if (!future.isSuccess()) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+            throw new IllegalStateException("cannot accept in-process connections at " + address, future.cause());
+        }
+        return new BoundListener(name, future.channel(), () -> {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+            group.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        });
     }
 }
