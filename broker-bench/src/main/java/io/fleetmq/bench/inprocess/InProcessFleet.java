@@ -67,12 +67,23 @@ public final class InProcessFleet {
     private static final int WINDOW = 500;
     /** Messages published to held clients once they are all held, to see that the node still routes. */
     private static final int PROBES = 100;
+    /** A storm's device gives up this long after the kill. */
+    private static final long STORM_GIVE_UP_MILLIS = 120_000;
     private static final Pattern TOTAL = Pattern.compile("Total\\s+(\\d+)\\s+(\\d+)");
 
     private final Path out;
     private final int clients;
     private final PrintStream log;
-    private final Semaphore window = new Semaphore(WINDOW);
+    private final Options options;
+    private final Semaphore window;
+    private volatile Bootstrap bootstrap;
+    private volatile LocalAddress address;
+    /** In a storm, each client's CONNACK after the kill, in milliseconds (-1 for none). */
+    private final int[] connackMillis;
+    /** In a storm, the kill's epoch milliseconds. */
+    private volatile long killedAt;
+    /** In a storm, CONNACKs that found the session. */
+    private final AtomicInteger sessionPresent = new AtomicInteger();
     private final AtomicInteger held = new AtomicInteger();
     private final AtomicInteger failed = new AtomicInteger();
     /** PUBLISH packets the held clients received. */
@@ -83,38 +94,96 @@ public final class InProcessFleet {
     /** Set once measured: the clients are closed on purpose from then on. */
     private volatile boolean closing;
 
-    private InProcessFleet(Path out, int clients, PrintStream log) {
+    private InProcessFleet(Path out, int clients, Options options, PrintStream log) {
         this.out = out;
         this.clients = clients;
+        this.options = options;
         this.log = log;
+        this.window = new Semaphore(options.window());
+        this.connackMillis = options.storm() != null ? new int[clients] : null;
+    }
+
+    /**
+     * What the run does.
+     *
+     * @param bare       no node: a server that only answers CONNECT and SUBSCRIBE
+     * @param cluster    the node runs as a cluster node ({@code node} mode; the environment names Kafka,
+     *                   Redis and PostgreSQL), not standalone
+     * @param persistent clients ask for a session expiry of 300 s
+     * @param hold       once measured, hold the fleet until the process is killed
+     * @param storm      a storm: wait until this file exists (it holds the epoch milliseconds at which a
+     *                   node holding the same fleet was killed), then reconnect every client at once
+     *                   without clean start, and measure from that moment
+     * @param window     handshakes under way at once
+     * @param anonymous  make no credential: a node that allows anonymous clients lets them in without
+     *                   a password check (the clients still send theirs)
+     */
+    record Options(boolean bare, boolean cluster, boolean persistent, boolean hold, Path storm, int window,
+                   boolean anonymous) {
+        static Options parse(List<String> args) {
+            boolean bare = false;
+            boolean cluster = false;
+            boolean persistent = false;
+            boolean hold = false;
+            Path storm = null;
+            int window = WINDOW;
+            boolean anonymous = false;
+            for (int i = 0; i < args.size(); i++) {
+                switch (args.get(i)) {
+                    case "--bare" -> bare = true;
+                    case "--cluster-node" -> cluster = true;
+                    case "--persistent" -> persistent = true;
+                    case "--hold" -> hold = true;
+                    case "--storm" -> storm = Path.of(args.get(++i));
+                    case "--window" -> window = Integer.parseInt(args.get(++i));
+                    case "--anonymous" -> anonymous = true;
+                    default -> throw new IllegalArgumentException("unknown option " + args.get(i));
+                }
+            }
+            if (bare && (cluster || storm != null)) {
+                throw new IllegalArgumentException("--bare runs no node");
+            }
+            return new Options(bare, cluster, persistent || storm != null, hold, storm, window, anonymous);
+        }
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 2 || args.length > 3 || (args.length == 3 && !args[2].equals("--bare"))) {
-            System.err.println("usage: InProcessFleet OUT CLIENTS [--bare]");
+        Options options;
+        try {
+            if (args.length < 2) {
+                throw new IllegalArgumentException("OUT and CLIENTS are needed");
+            }
+            options = Options.parse(List.of(args).subList(2, args.length));
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            System.err.println("InProcessFleet: " + e.getMessage() + "\nusage: InProcessFleet OUT CLIENTS [--bare]"
+                    + " [--cluster-node] [--persistent] [--hold] [--storm FILE] [--window N] [--anonymous]");
             System.exit(2);
+            return;
         }
         Path out = Path.of(args[0]);
         Files.createDirectories(out);
-        boolean bare = args.length == 3;
-        System.exit(run(out, Integer.parseInt(args[1]), bare, System.out));
+        System.exit(run(out, Integer.parseInt(args[1]), options, System.out));
     }
 
     /** Runs the fleet, reporting to {@code log} and {@code out}; 0 if every client was held to the end. */
-    static int run(Path out, int clients, boolean bare, PrintStream log) throws Exception {
-        return new InProcessFleet(out, clients, log).run(bare);
+    static int run(Path out, int clients, Options options, PrintStream log) throws Exception {
+        return new InProcessFleet(out, clients, options, log).run();
     }
 
-    private int run(boolean bare) throws Exception {
+    private int run() throws Exception {
+        boolean bare = options.bare();
         LocalAddress address = new LocalAddress("fleetmq-bench-" + ProcessHandle.current().pid());
         AutoCloseable server;
         BrokerNode node = null;
         if (bare) {
             server = bareServer(address);
         } else {
-            node = (BrokerNode) new Launcher(System::getenv, log).run();
+            node = (BrokerNode) (options.cluster() ? new Launcher(System::getenv, log).run("node")
+                    : new Launcher(System::getenv, log).run());
             server = node;
-            makeCredential(node.httpPort());
+            if (!options.anonymous()) {
+                makeCredential(node.httpPort());
+            }
             node.acceptInProcess(address);
         }
         MultiThreadIoEventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
@@ -122,28 +191,29 @@ public final class InProcessFleet {
         try {
             long empty = liveBytes("histogram-empty.txt");
             log.printf("empty: %d live bytes, max heap %d MiB%n", empty, Runtime.getRuntime().maxMemory() >> 20);
+            if (options.storm() != null) {
+                log.println("waiting for " + options.storm());
+                while (!Files.exists(options.storm())) {
+                    Thread.sleep(10);
+                }
+                killedAt = Long.parseLong(Files.readString(options.storm()).trim());
+                java.util.Arrays.fill(connackMillis, -1);
+                log.printf("storm: the other node was killed %d ms ago%n", System.currentTimeMillis() - killedAt);
+            }
             long t0 = System.nanoTime();
-            Bootstrap bootstrap = new Bootstrap().group(loop).channel(LocalChannel.class);
+            bootstrap = new Bootstrap().group(loop).channel(LocalChannel.class);
+            this.address = address;
             for (int i = 0; i < clients; i++) {
-                if (!window.tryAcquire(2, TimeUnit.MINUTES)) {
+                if (!window.tryAcquire(2, TimeUnit.MINUTES)) { // the node answers, or the run fails
                     throw new IllegalStateException("no CONNACK and SUBACK within 2 minutes; held " + held.get());
                 }
-                int index = i;
-                Channel ch = bootstrap.clone().handler(new Client(index))
-                        // A name of its own: Netty's random ephemeral local names collide among 100,000.
-                        .connect(address, new LocalAddress("inproc-client-" + index))
-                        .addListener(f -> {
-                            if (!f.isSuccess()) {
-                                done(false, "connect failed: " + f.cause());
-                            }
-                        }).channel();
-                channels.add(ch);
+                channels.add(start(i, 0));
                 if ((i + 1) % 10_000 == 0) {
                     log.printf("%d started, %d held, %d failed, %.1f s%n", i + 1, held.get(), failed.get(),
                             (System.nanoTime() - t0) / 1e9);
                 }
             }
-            if (!window.tryAcquire(WINDOW, 2, TimeUnit.MINUTES)) {
+            if (!window.tryAcquire(options.window(), 2, TimeUnit.MINUTES)) {
                 throw new IllegalStateException("the last handshakes did not end within 2 minutes");
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
@@ -151,6 +221,9 @@ public final class InProcessFleet {
                     failed.get(), failures, seconds, clients / seconds);
             if (node != null) {
                 awaitGauges(node.httpPort());
+            }
+            if (options.storm() != null) {
+                return stormReport();
             }
             long full = liveBytes("histogram-held.txt");
             int probes = bare ? 0 : Math.min(PROBES, held.get());
@@ -165,6 +238,10 @@ public final class InProcessFleet {
                     bare ? "" : String.format(" probes delivered %d of %d", reached, probes));
             log.println(summary);
             Files.writeString(out.resolve("summary.txt"), summary + "\n");
+            if (options.hold()) {
+                log.println("holding until killed");
+                Thread.sleep(Long.MAX_VALUE);
+            }
             return failed.get() == 0 && open == clients && reached == probes ? 0 : 1;
         } finally {
             closing = true;
@@ -174,6 +251,26 @@ public final class InProcessFleet {
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
             server.close();
         }
+    }
+
+    /** The storm's report: when the clients were served again after the kill, and how. */
+    private int stormReport() throws IOException {
+        int[] served = java.util.Arrays.stream(connackMillis).filter(m -> m >= 0).sorted().toArray();
+        String summary = String.format("storm clients %d served %d with session present %d gave up %d;"
+                        + " attempts refused or dropped before being served, by kind: %s;"
+                        + " served after the kill, ms: 50%% %d 90%% %d 99%% %d 100%% %d",
+                clients, served.length, sessionPresent.get(), failed.get(), failures,
+                percentile(served, 50), percentile(served, 90), percentile(served, 99), percentile(served, 100));
+        log.println(summary);
+        Files.writeString(out.resolve("summary.txt"), summary + "\n");
+        return served.length == clients && sessionPresent.get() == clients ? 0 : 1;
+    }
+
+    private static int percentile(int[] sorted, int p) {
+        if (sorted.length == 0) {
+            return -1;
+        }
+        return sorted[Math.max(0, (int) Math.ceil(sorted.length * p / 100.0) - 1)];
     }
 
     /**
@@ -296,6 +393,9 @@ public final class InProcessFleet {
                         + "\",\"password\":\"" + PASSWORD + "\",\"publish\":[\"fleetmq-bench/#\"],"
                         + "\"subscribe\":[\"fleetmq-bench/#\"]}"))
                 .build(), HttpResponse.BodyHandlers.ofString());
+        if (made.statusCode() == 409) {
+            return; // made by another node's run of the same fleet
+        }
         if (made.statusCode() / 100 != 2) {
             throw new IllegalStateException("making the credential failed: " + made.statusCode() + " " + made.body());
         }
@@ -360,6 +460,33 @@ public final class InProcessFleet {
         throw new IllegalStateException("malformed remaining length");
     }
 
+    /** Starts attempt {@code attempt} of client {@code index}. */
+    private Channel start(int index, int attempt) {
+        return bootstrap.clone().handler(new Client(index, attempt))
+                // A name of its own: Netty's random ephemeral local names collide among 100,000.
+                .connect(address, new LocalAddress("inproc-client-" + index + (attempt == 0 ? "" : "-" + attempt)))
+                .addListener(f -> {
+                    if (!f.isSuccess()) {
+                        attemptFailed(index, attempt, "connect failed: " + f.cause());
+                    }
+                }).channel();
+    }
+
+    /**
+     * An attempt was refused or dropped before the client was served: counted by kind. In a storm
+     * the device tries again after 100 to 200 ms, as the storm scenario's devices do, until
+     * {@link #STORM_GIVE_UP_MILLIS} after the kill; otherwise it has failed.
+     */
+    private void attemptFailed(int index, int attempt, String failure) {
+        if (options.storm() == null || System.currentTimeMillis() - killedAt > STORM_GIVE_UP_MILLIS) {
+            done(false, failure);
+            return;
+        }
+        failures.computeIfAbsent(failure, f -> new AtomicInteger()).incrementAndGet();
+        bootstrap.config().group().schedule(() -> start(index, attempt + 1),
+                100 + java.util.concurrent.ThreadLocalRandom.current().nextInt(100), TimeUnit.MILLISECONDS);
+    }
+
     private void done(boolean ok, String failure) {
         if (ok) {
             held.incrementAndGet();
@@ -374,16 +501,19 @@ public final class InProcessFleet {
     private final class Client extends ChannelInboundHandlerAdapter {
 
         private final int index;
+        private final int attempt;
         /** 0 waiting for CONNACK, 1 for SUBACK, 2 holding, 3 failed. */
         private byte phase;
 
-        Client(int index) {
+        Client(int index, int attempt) {
             this.index = index;
+            this.attempt = attempt;
         }
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            ctx.writeAndFlush(Unpooled.wrappedBuffer(connect("inproc-" + index)));
+            ctx.writeAndFlush(Unpooled.wrappedBuffer(connect("inproc-" + index, options.storm() == null,
+                    options.persistent() ? 300 : 0)));
         }
 
         @Override
@@ -399,6 +529,16 @@ public final class InProcessFleet {
                         if (code != 0) {
                             fail(ctx, String.format("CONNACK 0x%02X", code));
                             return;
+                        }
+                        if (connackMillis != null) {
+                            connackMillis[index] = (int) (System.currentTimeMillis() - killedAt);
+                            if ((in.getUnsignedByte(in.readerIndex()) & 1) == 1) {
+                                sessionPresent.incrementAndGet(); // its subscription came with it
+                                phase = 2;
+                                done(true, null);
+                                in.readerIndex(end);
+                                continue;
+                            }
                         }
                         phase = 1;
                         ctx.writeAndFlush(Unpooled.wrappedBuffer(subscribe("fleetmq-bench/inproc-" + index)));
@@ -428,7 +568,7 @@ public final class InProcessFleet {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             if (phase < 2) {
-                done(false, phase == 0 ? "closed before CONNACK" : "closed before SUBACK");
+                attemptFailed(index, attempt, phase == 0 ? "closed before CONNACK" : "closed before SUBACK");
                 phase = 3;
             } else if (phase == 2 && !closing) {
                 log.println("inproc-" + index + " was closed while held");
@@ -443,7 +583,7 @@ public final class InProcessFleet {
         private void fail(ChannelHandlerContext ctx, String failure) {
             if (phase < 2) {
                 phase = 3;
-                done(false, failure);
+                attemptFailed(index, attempt, failure);
             }
             ctx.close();
         }
@@ -451,15 +591,25 @@ public final class InProcessFleet {
 
     /** MQTT 5 CONNECT: clean start, keep alive 600 s, the fleet's user name and password. */
     static byte[] connect(String clientId) {
+        return connect(clientId, true, 0);
+    }
+
+    /** MQTT 5 CONNECT, keep alive 600 s, the fleet's user name and password, a session expiry unless 0. */
+    static byte[] connect(String clientId, boolean cleanStart, int sessionExpirySeconds) {
         byte[] id = clientId.getBytes(StandardCharsets.UTF_8);
         byte[] user = USERNAME.getBytes(StandardCharsets.UTF_8);
         byte[] pass = PASSWORD.getBytes(StandardCharsets.UTF_8);
-        int length = 10 + 1 + 2 + id.length + 2 + user.length + 2 + pass.length;
+        int properties = sessionExpirySeconds > 0 ? 5 : 0;
+        int length = 10 + 1 + properties + 2 + id.length + 2 + user.length + 2 + pass.length;
         ByteBuf b = Unpooled.buffer(length + 5);
         b.writeByte(0x10);
         writeLength(b, length);
         b.writeShort(4).writeBytes("MQTT".getBytes(StandardCharsets.US_ASCII)).writeByte(5);
-        b.writeByte(0xC2).writeShort(600).writeByte(0); // user name, password, clean start; no properties
+        b.writeByte(0xC0 | (cleanStart ? 0x02 : 0)).writeShort(600); // user name, password
+        b.writeByte(properties);
+        if (sessionExpirySeconds > 0) {
+            b.writeByte(0x11).writeInt(sessionExpirySeconds);
+        }
         b.writeShort(id.length).writeBytes(id);
         b.writeShort(user.length).writeBytes(user);
         b.writeShort(pass.length).writeBytes(pass);

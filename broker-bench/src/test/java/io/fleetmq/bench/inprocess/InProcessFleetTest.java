@@ -25,7 +25,7 @@ class InProcessFleetTest {
     @Test
     void everyClientOfABareRunIsHeldAndCounted() throws Exception {
         ByteArrayOutputStream log = new ByteArrayOutputStream();
-        int code = InProcessFleet.run(out, 2_000, true, new PrintStream(log, true, StandardCharsets.UTF_8));
+        int code = InProcessFleet.run(out, 2_000, InProcessFleet.Options.parse(java.util.List.of("--bare")), new PrintStream(log, true, StandardCharsets.UTF_8));
         String text = log.toString(StandardCharsets.UTF_8);
         assertEquals(0, code, text);
         String summary = Files.readString(out.resolve("summary.txt"));
