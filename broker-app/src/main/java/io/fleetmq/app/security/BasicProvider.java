@@ -73,7 +73,7 @@ final class BasicProvider implements AuthProvider {
                 if (away) {
                     throw new IllegalStateException("PostgreSQL is away");
                 }
-                candidates = credentials.candidates(r.username(), r.clientId());
+                candidates = lookUp(r.username(), r.clientId());
             } catch (RuntimeException e) {
                 if (!away) {
                     quietUntil = System.nanoTime() + QUIET_NANOS;
@@ -82,7 +82,6 @@ final class BasicProvider implements AuthProvider {
                 // A client without user name and password is anonymous as ever.
                 return r.username() == null && r.password() == null ? AuthResult.NOT_MINE : AuthResult.unavailable();
             }
-            cache.putCandidates(r.username(), r.clientId(), candidates);
         }
         for (Credential c : candidates) {
             if (c.passwordHash() == null || r.password() != null && passwordMatches(c, r.password())) {
@@ -90,6 +89,26 @@ final class BasicProvider implements AuthProvider {
             }
         }
         return candidates.isEmpty() ? AuthResult.NOT_MINE : AuthResult.badCredentials();
+    }
+
+    /**
+     * Reads the credentials a CONNECT may match and keeps them: while no credential matches by client
+     * ID alone, every credential of the user name at once (a fleet sharing a user name is one read
+     * for all its client IDs, and its CONNECTs are answered from the cache without a thread hop),
+     * unless it has more than {@link CredentialCache#USERNAME_LIST_MAX}; else those of the pair.
+     */
+    private List<Credential> lookUp(String username, String clientId) {
+        if (username != null && cache.usernameLists() && !cache.tooManyFor(username)) {
+            List<Credential> all = credentials.byUsername(username, CredentialCache.USERNAME_LIST_MAX + 1);
+            if (all.size() <= CredentialCache.USERNAME_LIST_MAX) {
+                cache.putUsername(username, all);
+                return CredentialCache.matching(all, clientId);
+            }
+            cache.putUsername(username, null);
+        }
+        List<Credential> pair = credentials.candidates(username, clientId);
+        cache.putCandidates(username, clientId, pair);
+        return pair;
     }
 
     private static AuthResult allowed(Credential c, AuthRequest r) {
@@ -125,6 +144,7 @@ final class BasicProvider implements AuthProvider {
         }
         try {
             credentialsExist = credentials.list(Credentials.Filter.NONE, 0, 1).total() > 0;
+            cache.credentialsWithoutUsername(credentialsExist && credentials.anyWithoutUsername());
         } catch (RuntimeException e) {
             // Keeps what it knew: no credential can be made while PostgreSQL is away.
             log.debug("Whether credentials exist not read: {}", e.getMessage());

@@ -36,6 +36,14 @@ final class CredentialCache {
     private final LongSupplier nanoClock;
     private final byte[] key = new byte[32];
     private final Map<Pair, Candidates> candidates = new ConcurrentHashMap<>();
+    /**
+     * Every credential of a user name, read once for all its client IDs (null credentials: it has
+     * more than {@link #USERNAME_LIST_MAX}, so its pairs are read one by one). Used only while
+     * {@link #usernameLists} holds.
+     */
+    private final Map<String, Candidates> byUsername = new ConcurrentHashMap<>();
+    /** Whether no credential matches by client ID alone, so a user name's list is complete. */
+    private volatile boolean usernameLists;
     private final Map<String, Long> verified = new ConcurrentHashMap<>();
     private volatile long lastSweep;
     /**
@@ -51,10 +59,82 @@ final class CredentialCache {
         new SecureRandom().nextBytes(key);
     }
 
-    /** The credentials read for this pair within the TTL, or null. */
+    /** Credentials one user name may have and still be read as one list for all its client IDs. */
+    static final int USERNAME_LIST_MAX = 64;
+
+    /**
+     * The credentials read for this pair within the TTL, or those of the user name's list that match
+     * the client ID (naming it first, then naming none), or null.
+     */
     List<Credential> candidates(String username, String clientId) {
+        long now = nanoClock.getAsLong();
         Candidates c = candidates.get(new Pair(username, clientId));
-        return c != null && c.until() - nanoClock.getAsLong() > 0 ? c.credentials() : null;
+        if (c != null && c.until() - now > 0) {
+            return c.credentials();
+        }
+        if (username == null || !usernameLists) {
+            return null;
+        }
+        Candidates all = byUsername.get(username);
+        if (all == null || all.credentials() == null || all.until() - now <= 0) {
+            return null;
+        }
+        return matching(all.credentials(), clientId);
+    }
+
+    /**
+     * Of a user name's credentials (those naming a client ID first), those that {@code clientId}
+     * matches: naming it, or naming none.
+     */
+    static List<Credential> matching(List<Credential> all, String clientId) {
+        boolean anyNamed = false;
+        for (Credential c : all) {
+            anyNamed |= c.clientId() != null;
+        }
+        if (!anyNamed) {
+            return all; // the common case, a fleet's shared credential: nothing to filter
+        }
+        List<Credential> out = new java.util.ArrayList<>(all.size());
+        for (Credential c : all) {
+            if (c.clientId() == null || c.clientId().equals(clientId)) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+
+    /** Whether user names' lists may be read and used (no credential matches by client ID alone). */
+    boolean usernameLists() {
+        return usernameLists;
+    }
+
+    /** Whether a credential matching by client ID alone exists: while one does, only pairs are used. */
+    void credentialsWithoutUsername(boolean exist) {
+        usernameLists = !exist;
+        if (exist) {
+            byUsername.clear();
+        }
+    }
+
+    /** Whether the user name's list is known to be too long to read at once (within the TTL). */
+    boolean tooManyFor(String username) {
+        Candidates all = byUsername.get(username);
+        return all != null && all.credentials() == null && all.until() - nanoClock.getAsLong() > 0;
+    }
+
+    /**
+     * Keeps every credential of {@code username} as read (those naming a client ID first), or, with
+     * {@code all} null, that it has too many for one list.
+     */
+    void putUsername(String username, List<Credential> all) {
+        if (ttlNanos <= 0 || !usernameLists) {
+            return;
+        }
+        sweep();
+        if (byUsername.size() >= MAX_ENTRIES) {
+            byUsername.clear();
+        }
+        byUsername.put(username, new Candidates(all == null ? null : shared(all), nanoClock.getAsLong() + ttlNanos));
     }
 
     void putCandidates(String username, String clientId, List<Credential> read) {
@@ -66,12 +146,17 @@ final class CredentialCache {
             candidates.clear();
             shared.clear();
         }
+        candidates.put(new Pair(username, clientId), new Candidates(shared(read), nanoClock.getAsLong() + ttlNanos));
+    }
+
+    /** {@code read} with each credential replaced by the one copy of it the cache holds. */
+    private List<Credential> shared(List<Credential> read) {
         List<Credential> one = new java.util.ArrayList<>(read.size());
         for (Credential c : read) {
             Credential known = shared.putIfAbsent(c, c);
             one.add(known == null ? c : known);
         }
-        candidates.put(new Pair(username, clientId), new Candidates(List.copyOf(one), nanoClock.getAsLong() + ttlNanos));
+        return List.copyOf(one);
     }
 
     /** Whether {@code password} matched {@code c}'s current hash within the TTL. */
@@ -99,6 +184,8 @@ final class CredentialCache {
         candidates.entrySet().removeIf(e -> username != null && username.equals(e.getKey().username())
                 || clientId != null && clientId.equals(e.getKey().clientId())
                 || e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
+        byUsername.entrySet().removeIf(e -> e.getKey().equals(username) || e.getValue().credentials() != null
+                && e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
         String prefix = credentialId + ":";
         verified.keySet().removeIf(k -> k.startsWith(prefix));
         shared.keySet().removeIf(c -> c.id().equals(credentialId));
@@ -115,15 +202,17 @@ final class CredentialCache {
         }
         lastSweep = now; // racing threads may both sweep; that is harmless
         candidates.values().removeIf(c -> c.until() - now <= 0);
+        byUsername.values().removeIf(c -> c.until() - now <= 0);
         verified.values().removeIf(until -> until - now <= 0);
     }
 
     int size() {
-        return candidates.size() + verified.size();
+        return candidates.size() + byUsername.size() + verified.size();
     }
 
     void clear() {
         candidates.clear();
+        byUsername.clear();
         verified.clear();
         shared.clear();
     }

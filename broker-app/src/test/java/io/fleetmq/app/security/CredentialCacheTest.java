@@ -73,4 +73,56 @@ class CredentialCacheTest {
         assertSame(c, cache.candidates("fleet", "device-100").get(0));
         assertEquals(false, cache.verified(c, password));
     }
+
+    private static Credential bound(String id, String username, String clientId) {
+        Instant at = Instant.parse("2026-12-01T00:00:00Z");
+        return new Credential(id, "basic", username, clientId, "$2b$10$hash", null, List.of(), List.of(), at, at);
+    }
+
+    @Test
+    void aUserNamesListAnswersEveryClientIdOnlyWhileNoCredentialMatchesByClientIdAlone() {
+        Credential special = bound("c-2", "fleet", "dev-special");
+        Credential shared = fleetCredential();
+        cache.putUsername("fleet", List.of(special, shared));
+        assertNull(cache.candidates("fleet", "dev-1"), "not used before it is known that none matches by client ID alone");
+        cache.credentialsWithoutUsername(false);
+        cache.putUsername("fleet", List.of(special, shared));
+        assertEquals(List.of(shared), cache.candidates("fleet", "dev-1"));
+        assertEquals(List.of(special, shared), cache.candidates("fleet", "dev-special"), "the one naming it first");
+        assertNull(cache.candidates("other", "dev-1"));
+        assertNull(cache.candidates(null, "dev-1"), "no user name: only pairs");
+
+        cache.credentialsWithoutUsername(true);
+        assertNull(cache.candidates("fleet", "dev-1"), "one by client ID alone exists: the list is incomplete");
+        cache.credentialsWithoutUsername(false);
+        assertNull(cache.candidates("fleet", "dev-1"), "and was dropped");
+    }
+
+    @Test
+    void aChangedCredentialDropsTheListsThatHeldIt() {
+        cache.credentialsWithoutUsername(false);
+        cache.putUsername("fleet", List.of(fleetCredential()));
+        cache.putUsername("others", List.of(bound("c-9", "others", null)));
+        cache.forget("c-1", "renamed", null); // c-1 is now named "renamed": the list of "fleet" held it
+        assertNull(cache.candidates("fleet", "dev-1"));
+        assertEquals(1, cache.candidates("others", "dev-1").size());
+        cache.forget("c-7", "others", null); // a new credential of "others"
+        assertNull(cache.candidates("others", "dev-1"));
+    }
+
+    @Test
+    void aUserNameWithTooManyCredentialsIsMarkedAndReadByPairs() {
+        cache.credentialsWithoutUsername(false);
+        cache.putUsername("crowd", null);
+        assertEquals(true, cache.tooManyFor("crowd"));
+        assertNull(cache.candidates("crowd", "dev-1"));
+        now.addAndGet(Duration.ofSeconds(61).toNanos());
+        assertEquals(false, cache.tooManyFor("crowd"), "until the TTL ends");
+    }
+
+    @Test
+    void aFleetsListIsReturnedAsItIsWhenNoCredentialNamesAClientId() {
+        List<Credential> all = List.of(fleetCredential());
+        assertSame(all, CredentialCache.matching(all, "dev-1"));
+    }
 }

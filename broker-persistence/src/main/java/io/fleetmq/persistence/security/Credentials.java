@@ -216,6 +216,43 @@ public final class Credentials {
     }
 
     /**
+     * The {@code basic} credentials of user name {@code username}, whatever client ID they name, at
+     * most {@code limit}: those naming a client ID first. A fleet sharing one user name is then one
+     * read for all its client IDs (see {@link #anyWithoutUsername}).
+     */
+    public List<Credential> byUsername(String username, int limit) {
+        String sql = "SELECT " + COLUMNS + " FROM credential WHERE type = 'basic' AND username = ? "
+                + "ORDER BY client_id IS NULL LIMIT ?";
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            st.setString(1, username);
+            st.setInt(2, limit);
+            List<Credential> found = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    found.add(read(rs));
+                }
+            }
+            return found;
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up credentials", e);
+        }
+    }
+
+    /**
+     * Whether a {@code basic} credential matches by client ID alone (no user name): while none does,
+     * a user name's credentials ({@link #byUsername}) are all {@link #candidates} can find for it.
+     */
+    public boolean anyWithoutUsername() {
+        String sql = "SELECT EXISTS (SELECT 1 FROM credential WHERE type = 'basic' AND username IS NULL)";
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql);
+             ResultSet rs = st.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up credentials", e);
+        }
+    }
+
+    /**
      * The {@code x509} credentials that may match a certificate chain whose subject common names are
      * {@code commonNames}: those naming one of them exactly, and every pattern (the caller matches
      * those). Unordered.
