@@ -50,9 +50,16 @@ import javax.management.ObjectName;
  * clients, which measures the two ends of a bare local connection, the part of the figure that is
  * not the node's.
  *
+ * <p>As a cluster node ({@code --cluster-node}) the fleet can also stand for a node's devices in a
+ * reconnect storm: one run holds a persistent fleet ({@code --persistent --hold}) until its process
+ * is killed, another, on a second node, waits for the kill ({@code --storm FILE}) and reconnects the
+ * same client IDs at once, retrying refused attempts, and reports when each was served again
+ * (broker-bench/inprocess-storm.sh).
+ *
  * <pre>
  * java -Xmx1g -cp broker-app/target/fleetmq.jar:broker-bench/target/fleetmq-bench.jar \
- *   io.fleetmq.bench.inprocess.InProcessFleet OUT CLIENTS [--bare]
+ *   io.fleetmq.bench.inprocess.InProcessFleet OUT CLIENTS [--bare] [--cluster-node] [--persistent]
+ *   [--hold] [--storm FILE] [--window N] [--anonymous]
  * </pre>
  *
  * With a node, the environment must give {@code ADMIN_PASSWORD} (the harness makes the clients'
@@ -149,10 +156,12 @@ public final class InProcessFleet {
 
     public static void main(String[] args) throws Exception {
         Options options;
+        int clients;
         try {
             if (args.length < 2) {
                 throw new IllegalArgumentException("OUT and CLIENTS are needed");
             }
+            clients = Integer.parseInt(args[1]);
             options = Options.parse(List.of(args).subList(2, args.length));
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             System.err.println("InProcessFleet: " + e.getMessage() + "\nusage: InProcessFleet OUT CLIENTS [--bare]"
@@ -162,7 +171,7 @@ public final class InProcessFleet {
         }
         Path out = Path.of(args[0]);
         Files.createDirectories(out);
-        System.exit(run(out, Integer.parseInt(args[1]), options, System.out));
+        System.exit(run(out, clients, options, System.out));
     }
 
     /** Runs the fleet, reporting to {@code log} and {@code out}; 0 if every client was held to the end. */
