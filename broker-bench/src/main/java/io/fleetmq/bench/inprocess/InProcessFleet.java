@@ -295,30 +295,22 @@ public final class InProcessFleet {
         for (int i = 0; i < probes; i++) {
             publishes.add(publish("fleetmq-bench/inproc-" + i * step, i + 1));
         }
-        Channel publisher = bootstrap.clone().handler(new ChannelInboundHandlerAdapter() {
+        Channel publisher = bootstrap.clone().handler(new PacketReader() {
             @Override
             public void channelActive(ChannelHandlerContext ctx) {
                 ctx.writeAndFlush(Unpooled.wrappedBuffer(connect("inproc-publisher")));
             }
 
             @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                ByteBuf in = (ByteBuf) msg;
-                try {
-                    while (in.isReadable()) {
-                        int type = in.readUnsignedByte() >> 4;
-                        int length = remainingLength(in);
-                        if (type == 2 && in.getUnsignedByte(in.readerIndex() + 1) == 0) {
-                            publishes.forEach(p -> ctx.write(Unpooled.wrappedBuffer(p)));
-                            ctx.flush();
-                        } else if (type == 4 && (length == 2 || in.getUnsignedByte(in.readerIndex() + 2) == 0)) {
-                            acked.countDown();
-                        }
-                        in.skipBytes(length);
-                    }
-                } finally {
-                    in.release();
+            boolean packet(ChannelHandlerContext ctx, int first, ByteBuf body) {
+                int type = first >> 4;
+                if (type == 2 && body.getUnsignedByte(1) == 0) {
+                    publishes.forEach(p -> ctx.write(Unpooled.wrappedBuffer(p)));
+                    ctx.flush();
+                } else if (type == 4 && (body.readableBytes() == 2 || body.getUnsignedByte(2) == 0)) {
+                    acked.countDown();
                 }
+                return true;
             }
         }).connect(address, new LocalAddress("inproc-publisher")).sync().channel();
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
@@ -413,25 +405,17 @@ public final class InProcessFleet {
     /** A server that answers CONNECT with success and SUBSCRIBE with QoS 1 granted, and holds nothing else. */
     private static AutoCloseable bareServer(LocalAddress address) {
         MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(2, LocalIoHandler.newFactory());
-        ChannelHandler answer = new ChannelInboundHandlerAdapter() {
+        ChannelHandler answer = new PacketReader() {
             @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                ByteBuf in = (ByteBuf) msg;
-                try {
-                    while (in.isReadable()) {
-                        int type = in.readUnsignedByte() >> 4;
-                        int length = remainingLength(in);
-                        if (type == 1) {
-                            ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {0x20, 3, 0, 0, 0}));
-                        } else if (type == 8) {
-                            int id = in.getUnsignedShort(in.readerIndex());
-                            ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {(byte) 0x90, 4, (byte) (id >> 8), (byte) id, 0, 1}));
-                        }
-                        in.skipBytes(length);
-                    }
-                } finally {
-                    in.release();
+            boolean packet(ChannelHandlerContext ctx, int first, ByteBuf body) {
+                int type = first >> 4;
+                if (type == 1) {
+                    ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {0x20, 3, 0, 0, 0}));
+                } else if (type == 8) {
+                    int id = body.getUnsignedShort(0);
+                    ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {(byte) 0x90, 4, (byte) (id >> 8), (byte) id, 0, 1}));
                 }
+                return true;
             }
 
             @Override
@@ -452,9 +436,34 @@ public final class InProcessFleet {
         };
     }
 
-    /** How many bytes the remaining length {@code length} took. */
-    private static int lengthBytes(int length) {
-        return length < 128 ? 1 : length < 16_384 ? 2 : length < 2_097_152 ? 3 : 4;
+    /**
+     * Takes received buffers apart into MQTT packets (the other end writes each packet whole, as
+     * the node's encoder and this tool do) and hands each to {@link #packet}.
+     */
+    private abstract static class PacketReader extends ChannelInboundHandlerAdapter {
+
+        /**
+         * One packet: its first byte and its body (after the remaining length). Returns false to
+         * read no further packets of the buffer (the connection is being closed).
+         */
+        abstract boolean packet(ChannelHandlerContext ctx, int first, ByteBuf body);
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf in = (ByteBuf) msg;
+            try {
+                while (in.isReadable()) {
+                    int first = in.readUnsignedByte();
+                    int length = remainingLength(in);
+                    ByteBuf body = in.readSlice(length);
+                    if (!packet(ctx, first, body)) {
+                        return;
+                    }
+                }
+            } finally {
+                in.release();
+            }
+        }
     }
 
     private static int remainingLength(ByteBuf in) {
@@ -507,7 +516,7 @@ public final class InProcessFleet {
     }
 
     /** One client: CONNECT, then SUBSCRIBE once the CONNACK says success, then idle. */
-    private final class Client extends ChannelInboundHandlerAdapter {
+    private final class Client extends PacketReader {
 
         private final int index;
         private final int attempt;
@@ -526,52 +535,41 @@ public final class InProcessFleet {
         }
 
         @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ByteBuf in = (ByteBuf) msg;
-            try {
-                while (in.isReadable()) {
-                    int type = in.readUnsignedByte() >> 4;
-                    int length = remainingLength(in);
-                    int end = in.readerIndex() + length;
-                    if (type == 2 && phase == 0) {
-                        int code = in.getUnsignedByte(in.readerIndex() + 1);
-                        if (code != 0) {
-                            fail(ctx, String.format("CONNACK 0x%02X", code));
-                            return;
-                        }
-                        if (connackMillis != null) {
-                            connackMillis[index] = (int) (System.currentTimeMillis() - killedAt);
-                            if ((in.getUnsignedByte(in.readerIndex()) & 1) == 1) {
-                                sessionPresent.incrementAndGet(); // its subscription came with it
-                                phase = 2;
-                                done(true, null);
-                                in.readerIndex(end);
-                                continue;
-                            }
-                        }
-                        phase = 1;
-                        ctx.writeAndFlush(Unpooled.wrappedBuffer(subscribe("fleetmq-bench/inproc-" + index)));
-                    } else if (type == 9 && phase == 1) {
-                        int granted = in.getUnsignedByte(end - 1);
-                        if (granted != 1) {
-                            fail(ctx, String.format("SUBACK 0x%02X", granted));
-                            return;
-                        }
+        boolean packet(ChannelHandlerContext ctx, int first, ByteBuf body) {
+            int type = first >> 4;
+            if (type == 2 && phase == 0) {
+                int code = body.getUnsignedByte(1);
+                if (code != 0) {
+                    fail(ctx, String.format("CONNACK 0x%02X", code));
+                    return false;
+                }
+                if (connackMillis != null) {
+                    connackMillis[index] = (int) (System.currentTimeMillis() - killedAt);
+                    if ((body.getUnsignedByte(0) & 1) == 1) {
+                        sessionPresent.incrementAndGet(); // its subscription came with it
                         phase = 2;
                         done(true, null);
-                    } else if (type == 3 && phase == 2) {
-                        delivered.incrementAndGet();
-                        int flags = in.getUnsignedByte(in.readerIndex() - 1 - lengthBytes(length));
-                        if (((flags >> 1) & 3) == 1) {
-                            int packetId = in.getUnsignedShort(in.readerIndex() + 2 + in.getUnsignedShort(in.readerIndex()));
-                            ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {0x40, 2, (byte) (packetId >> 8), (byte) packetId}));
-                        }
+                        return true;
                     }
-                    in.readerIndex(end);
                 }
-            } finally {
-                in.release();
+                phase = 1;
+                ctx.writeAndFlush(Unpooled.wrappedBuffer(subscribe("fleetmq-bench/inproc-" + index)));
+            } else if (type == 9 && phase == 1) {
+                int granted = body.getUnsignedByte(body.readableBytes() - 1);
+                if (granted != 1) {
+                    fail(ctx, String.format("SUBACK 0x%02X", granted));
+                    return false;
+                }
+                phase = 2;
+                done(true, null);
+            } else if (type == 3 && phase == 2) {
+                delivered.incrementAndGet();
+                if (((first >> 1) & 3) == 1) {
+                    int packetId = body.getUnsignedShort(2 + body.getUnsignedShort(0));
+                    ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {0x40, 2, (byte) (packetId >> 8), (byte) packetId}));
+                }
             }
+            return true;
         }
 
         @Override

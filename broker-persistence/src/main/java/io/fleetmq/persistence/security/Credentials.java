@@ -199,20 +199,11 @@ public final class Credentials {
                 + "AND ((username = ? AND (client_id = ? OR client_id IS NULL)) "
                 + "OR (username IS NULL AND client_id = ?)) "
                 + "ORDER BY username IS NULL, client_id IS NULL";
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+        return lookUp(sql, st -> {
             st.setString(1, username);
             st.setString(2, clientId);
             st.setString(3, clientId);
-            List<Credential> found = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    found.add(read(rs));
-                }
-            }
-            return found;
-        } catch (SQLException e) {
-            throw Jdbc.failure("look up credentials", e);
-        }
+        });
     }
 
     /**
@@ -223,9 +214,20 @@ public final class Credentials {
     public List<Credential> byUsername(String username, int limit) {
         String sql = "SELECT " + COLUMNS + " FROM credential WHERE type = 'basic' AND username = ? "
                 + "ORDER BY client_id IS NULL LIMIT ?";
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+        return lookUp(sql, st -> {
             st.setString(1, username);
             st.setInt(2, limit);
+        });
+    }
+
+    private interface Parameters {
+        void set(PreparedStatement st) throws SQLException;
+    }
+
+    /** The credentials {@code sql} selects ({@link #COLUMNS}) with its parameters set by {@code parameters}. */
+    private List<Credential> lookUp(String sql, Parameters parameters) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            parameters.set(st);
             List<Credential> found = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
