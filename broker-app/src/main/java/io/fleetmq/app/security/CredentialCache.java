@@ -110,9 +110,10 @@ final class CredentialCache {
 
     /** Whether a credential matching by client ID alone exists: while one does, only pairs are used. */
     void credentialsWithoutUsername(boolean exist) {
+        boolean was = usernameLists;
         usernameLists = !exist;
-        if (exist) {
-            byUsername.clear();
+        if (exist || !was) {
+            byUsername.clear(); // not in use, or lists put while they were not may be stale
         }
     }
 
