@@ -1,10 +1,7 @@
 package io.fleetmq.app.security;
 
-import io.fleetmq.app.support.PrivateDatabase;
-import io.fleetmq.app.support.TestBroker;
 import io.fleetmq.core.security.Credential;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -22,31 +19,22 @@ class CredentialLookupTest {
 
     @TempDir
     static Path dataDir;
-    static PrivateDatabase db;
-    static TestBroker broker;
     static SecurityFixture fx;
 
     @BeforeAll
     static void start() {
-        db = PrivateDatabase.create();
-        Map<String, String> env = new HashMap<>(db.env());
-        env.put("MQTT_ALLOW_ANONYMOUS", "false");
-        broker = TestBroker.start(dataDir, env);
-        fx = new SecurityFixture(db, broker);
+        fx = SecurityFixture.startNode(dataDir, Map.of());
     }
 
     @AfterAll
     static void stop() {
-        if (broker != null) {
-            broker.close();
-        }
-        if (db != null) {
-            db.close();
+        if (fx != null) {
+            fx.close();
         }
     }
 
     private static void expect(String clientId, String username, String password, int code) throws Exception {
-        SecurityFixture.connect(broker.mqttPort(), 5, clientId, username, password).expect(code).close();
+        SecurityFixture.connect(fx.broker().mqttPort(), 5, clientId, username, password).expect(code).close();
     }
 
     @Test

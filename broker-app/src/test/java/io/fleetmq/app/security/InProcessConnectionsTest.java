@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
-import io.fleetmq.app.support.PrivateDatabase;
 import io.fleetmq.app.support.TestBroker;
 import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.RawMqtt;
@@ -26,7 +25,6 @@ import io.netty.channel.local.LocalIoHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -48,11 +46,9 @@ class InProcessConnectionsTest {
     @Test
     void anInProcessClientIsAuthenticatedCountedAndGetsWhatSocketClientsPublish() throws Exception {
         MultiThreadIoEventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
-        Map<String, String> env = new HashMap<>();
-        env.put("MQTT_ALLOW_ANONYMOUS", "false");
-        try (PrivateDatabase db = PrivateDatabase.create();
-             TestBroker broker = TestBroker.start(dataDir, withAll(env, db.env()))) {
-            new SecurityFixture(db, broker).credential("dev", null, "secret-1", List.of("inproc/#"), List.of("inproc/#"));
+        try (SecurityFixture fx = SecurityFixture.startNode(dataDir, Map.of())) {
+            TestBroker broker = fx.broker();
+            fx.credential("dev", null, "secret-1", List.of("inproc/#"), List.of("inproc/#"));
             LocalAddress address = new LocalAddress("inproc-test-" + ProcessHandle.current().pid());
             broker.node().acceptInProcess(address);
             double tcpBefore = tcpConnections(broker);
@@ -104,11 +100,6 @@ class InProcessConnectionsTest {
             }
         }
         return n;
-    }
-
-    private static Map<String, String> withAll(Map<String, String> env, Map<String, String> more) {
-        env.putAll(more);
-        return env;
     }
 
     private static Channel connect(MultiThreadIoEventLoopGroup loop, LocalAddress address, BlockingQueue<byte[]> in)

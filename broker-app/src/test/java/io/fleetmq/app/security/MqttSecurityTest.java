@@ -18,7 +18,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -43,20 +42,15 @@ class MqttSecurityTest {
 
     @BeforeAll
     static void start() {
-        db = PrivateDatabase.create();
-        Map<String, String> env = new HashMap<>(db.env());
-        env.put("MQTT_ALLOW_ANONYMOUS", "false");
-        broker = TestBroker.start(dataDir, env);
-        fx = new SecurityFixture(db, broker);
+        fx = SecurityFixture.startNode(dataDir, Map.of());
+        db = fx.db;
+        broker = fx.broker();
     }
 
     @AfterAll
     static void stop() {
-        if (broker != null) {
-            broker.close();
-        }
-        if (db != null) {
-            db.close();
+        if (fx != null) {
+            fx.close();
         }
     }
 

@@ -21,7 +21,7 @@ import java.util.List;
  * Credentials and blocked clients written as the admin API writes them (PostgreSQL, then an
  * announcement on the security topic), for end-to-end tests of a node's MQTT security.
  */
-final class SecurityFixture {
+final class SecurityFixture implements AutoCloseable {
 
     static final PasswordHashes HASHES = new PasswordHashes(4, 14, 100_000);
 
@@ -37,6 +37,37 @@ final class SecurityFixture {
         this.credentials = new Credentials(db.database().dataSource());
         this.blocked = new BlockedClients(db.database().dataSource());
         this.refused = new RefusedConnections(db.database().dataSource());
+    }
+
+    /**
+     * A node on a database of its own that refuses anonymous clients, with {@code env} on top, and a
+     * fixture for it; {@link #close} stops both.
+     */
+    static SecurityFixture startNode(java.nio.file.Path dataDir, java.util.Map<String, String> env) {
+        PrivateDatabase db = PrivateDatabase.create();
+        try {
+            java.util.Map<String, String> all = new java.util.HashMap<>(db.env());
+            all.put("MQTT_ALLOW_ANONYMOUS", "false");
+            all.putAll(env);
+            return new SecurityFixture(db, TestBroker.start(dataDir, all));
+        } catch (RuntimeException | Error e) {
+            db.close();
+            throw e;
+        }
+    }
+
+    TestBroker broker() {
+        return broker;
+    }
+
+    /** Stops the node, then its database. */
+    @Override
+    public void close() {
+        try {
+            broker.close();
+        } finally {
+            db.close();
+        }
     }
 
     Credential credential(String username, String clientId, String password, List<String> publish,
