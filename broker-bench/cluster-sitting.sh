@@ -5,6 +5,11 @@
 #   broker-bench/cluster-sitting.sh scale OUT          p2p QoS 1 on a local cluster of 1 node, then of 3
 #   broker-bench/cluster-sitting.sh app-fan-in OUT     standalone, auth on: fan-in QoS 1 to a clean and to a
 #                                                      persistent APPLICATION subscriber
+#   broker-bench/cluster-sitting.sh cost OUT RATE [RATE3]
+#                                                      p2p QoS 1 at RATE msg/s in all on a local cluster of 1 node,
+#                                                      then at RATE3 (default RATE) on one of 3, from three
+#                                                      generators (one per node): every process's CPU per
+#                                                      delivered message, idle and loaded; 0 = full speed
 #   broker-bench/cluster-sitting.sh storm OUT N P RATE local cluster of NODES nodes (default 3), P generators
 #                                                      of N devices each (persistent sessions), the last
 #                                                      node killed once all are up
@@ -13,7 +18,8 @@
 # standalone 25083, 25092-25093, 25379, 25432, 25883.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:?scale|app-fan-in|storm}
+. broker-bench/lib.sh
+what=${1:?scale|app-fan-in|cost|storm}
 out=${2:?output directory}
 mkdir -p "$out"
 jar=${JAR:-$PWD/broker-app/target/fleetmq.jar}
@@ -33,6 +39,90 @@ scale() {
     "${bench[@]}" "${common[@]}" --duration 30s --rate 10000 >"$out/p2p-10k-$n.txt" 2>&1
     ./local-cluster stop >>"$out/cluster-$n.log" 2>&1
   done
+}
+
+# CPU time of PID and every process below it (the services process starts Redis and PostgreSQL), in ticks.
+tree_ticks() {
+  local pid=$1 sum child
+  sum=$(cpu_ticks "$pid" 2>/dev/null || echo 0)
+  for child in $(pgrep -P "$pid" || true); do
+    sum=$((sum + $(tree_ticks "$child")))
+  done
+  echo "$sum"
+}
+
+# Ticks of the services tree, then of each node, on one line.
+cluster_ticks() {
+  local n=$1 line i
+  line=$(tree_ticks "$(cat "$LOCAL_CLUSTER_DIR/services.pid")")
+  for i in $(seq 1 "$n"); do line="$line $(cpu_ticks "$(cat "$LOCAL_CLUSTER_DIR/node-$i.pid")")"; done
+  echo "$line"
+}
+
+# What one delivered message costs each process of a local cluster of 1 and of 3 nodes, at the same
+# rate (or at RATE3 for three nodes: three times RATE loads each node as much as the one) from the
+# same three generators: generator g keeps its publishers and subscribers on node
+# g mod n, so with 3 nodes the clients are spread evenly and a message crosses to another node
+# whenever the node routing its partition is not its subscriber's. The idle CPU of the same
+# processes over 20 s before any load is the fixed part.
+cost() {
+  local rate1=${3:?total msg/s} rate3=${4:-$3} rate
+  export MQTT_MAX_PUBLISH_RATE=0 MQTT_MAX_PUBLISH_BYTES_RATE=0 MQTT_MAX_CONNECTION_RATE=1000000
+  local hz; hz=$(getconf CLK_TCK)
+  local n g
+  for n in 1 3; do
+    rate=$rate1; [ "$n" = 3 ] && rate=$rate3
+    rm -rf "$LOCAL_CLUSTER_DIR"
+    ./local-cluster start "$n" >"$out/cluster-$n.log" 2>&1
+    sleep "${SETTLE:-30}"
+    local t0 t1
+    t0=$(cluster_ticks "$n"); sleep 20; t1=$(cluster_ticks "$n")
+    echo "idle 20 s, ticks at start and end (services tree, then nodes): $t0 / $t1" >"$out/cost-$n.txt"
+    run_generators() {
+      local pids=() gp=()
+      for g in 1 2 3; do
+        local port=$((1883 + (g - 1) % n))
+        "${bench[@]}" --scenario p2p --qos 1 --clients 34 --rate $((rate / 3)) --port "$port" --threads 1 "$@" \
+          >"$out/$tag-$n-$g.txt" 2>"$out/$tag-$n-$g.err" &
+        pids+=($!)
+      done
+      if [ "$tag" = run ]; then
+        sleep 15
+        t0=$(cluster_ticks "$n"); for g in "${pids[@]}"; do gp+=("$(cpu_ticks "$g")"); done
+        sleep 20
+        t1=$(cluster_ticks "$n"); local i=0
+        for g in "${pids[@]}"; do gp[i]="$(( $(cpu_ticks "$g") - gp[i] ))"; i=$((i + 1)); done
+        echo "loaded 20 s, ticks at start and end (services tree, then nodes): $t0 / $t1; generators used: ${gp[*]}" \
+          >>"$out/cost-$n.txt"
+      fi
+      wait "${pids[@]}" || true
+    }
+    tag=warm run_generators --warmup 0s --duration 60s
+    tag=run run_generators --warmup 5s --duration 40s
+    ./local-cluster stop >>"$out/cluster-$n.log" 2>&1
+    python3 - "$out" "$n" "$hz" "$rate" <<'PY'
+import json, sys
+out, n, hz, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+lines = open(f"{out}/cost-{n}.txt").read().splitlines()
+def ticks(line):
+    a, b = line.split(": ", 1)[1].split(";")[0].split(" / ")
+    return [int(y) - int(x) for x, y in zip(a.split(), b.split())]
+idle, loaded = ticks(lines[0]), ticks(lines[1])
+gens = sum(int(t) for t in lines[1].split("generators used: ")[1].split())
+delivered = published = lost = 0.0
+latency = []
+for g in (1, 2, 3):
+    r = json.loads(open(f"{out}/run-{n}-{g}.txt").read().strip().splitlines()[-1])
+    delivered += r["delivered_per_s"]; published += r["published_per_s"]; lost += r.get("lost", 0)
+    latency.append(f'{r["latency_us"]["p50"] / 1e3:.1f} / {r["latency_us"]["p99"] / 1e3:.1f}')
+us = lambda t: t / hz / 20 / delivered * 1e6
+print(f"nodes {n}: asked {rate} msg/s, published {published:.0f}, delivered {delivered:.0f}, lost {lost:.0f};"
+      f" end-to-end p50 / p99 ms per generator: {', '.join(latency)}")
+print(f"  idle cores: services {idle[0] / hz / 20:.3f}, nodes {sum(idle[1:]) / hz / 20:.3f} ({', '.join(f'{t / hz / 20:.3f}' for t in idle[1:])})")
+print(f"  loaded cores: services {loaded[0] / hz / 20:.3f}, nodes {sum(loaded[1:]) / hz / 20:.3f} ({', '.join(f'{t / hz / 20:.3f}' for t in loaded[1:])}), generators {gens / hz / 20:.3f}")
+print(f"  CPU per delivered message: nodes {us(sum(loaded[1:])):.1f} us ({us(sum(loaded[1:]) - sum(idle[1:])):.1f} above idle), services {us(loaded[0]):.1f} us ({us(loaded[0] - idle[0]):.1f} above idle), generators {us(gens):.1f} us")
+PY
+  done | tee "$out/cost.txt"
 }
 
 app_fan_in() {
@@ -93,5 +183,6 @@ case $what in
   scale) scale ;;
   app-fan-in) app_fan_in ;;
   storm) storm "$@" ;;
-  *) echo "usage: $0 scale|app-fan-in|storm OUT [N P RATE]" >&2; exit 2 ;;
+  cost) cost "$@" ;;
+  *) echo "usage: $0 scale|app-fan-in|cost|storm OUT [N P RATE | RATE [RATE3]]" >&2; exit 2 ;;
 esac
