@@ -31,11 +31,22 @@ final class BasicProvider implements AuthProvider {
     /** After a failed read, PostgreSQL is not asked again before this (System.nanoTime). */
     private volatile long quietUntil;
     static final long QUIET_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+    /** Longest an auth thread waits for the batch holding its user name before reading it alone. */
+    static final long BATCH_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+    /** User names wanted while the cache had nothing for them, read many in one query. */
+    private final CredentialBatches batches;
 
     BasicProvider(Credentials credentials, Duration cacheTtl, java.util.function.BooleanSupplier databaseAway) {
+        this(credentials, cacheTtl, databaseAway, new CredentialBatches.Counts());
+    }
+
+    /** @param counts where the batched reads are counted */
+    BasicProvider(Credentials credentials, Duration cacheTtl, java.util.function.BooleanSupplier databaseAway,
+            CredentialBatches.Counts counts) {
         this.credentials = credentials;
         this.cache = new CredentialCache(cacheTtl, System::nanoTime);
         this.databaseAway = databaseAway;
+        this.batches = new CredentialBatches(this::readBatch, counts);
     }
 
     @Override
@@ -50,6 +61,9 @@ final class BasicProvider implements AuthProvider {
         }
         List<Credential> candidates = cache.candidates(r.username(), r.clientId());
         if (candidates == null) {
+            if (batchable(r.username())) {
+                batches.want(r.username()); // read with the user names of the CONNECTs queued with it
+            }
             return null;
         }
         if (candidates.isEmpty()) {
@@ -99,16 +113,44 @@ final class BasicProvider implements AuthProvider {
      */
     private List<Credential> lookUp(String username, String clientId) {
         if (username != null && cache.usernameLists() && !cache.tooManyFor(username)) {
-            List<Credential> all = credentials.byUsername(username, CredentialCache.USERNAME_LIST_MAX + 1);
+            boolean batchable = batchable(username);
+            List<Credential> all = batchable ? batches.await(username, BATCH_WAIT_NANOS) : null;
+            if (all == null && batchable) {
+                List<Credential> read = cache.candidates(username, clientId);
+                if (read != null) {
+                    return read; // its batch was read while this CONNECT came to wait for it
+                }
+            }
+            if (all == null) {
+                long readAt = cache.generation();
+                all = credentials.byUsername(username, CredentialCache.USERNAME_LIST_MAX + 1);
+                cache.putUsername(username, all.size() <= CredentialCache.USERNAME_LIST_MAX ? all : null, readAt);
+            }
             if (all.size() <= CredentialCache.USERNAME_LIST_MAX) {
-                cache.putUsername(username, all);
                 return CredentialCache.matching(all, clientId);
             }
-            cache.putUsername(username, null);
         }
+        long readAt = cache.generation();
         List<Credential> pair = credentials.candidates(username, clientId);
-        cache.putCandidates(username, clientId, pair);
+        cache.putCandidates(username, clientId, pair, readAt);
         return pair;
+    }
+
+    /** Whether a user name's credentials may be read with others': its list is wanted and kept. */
+    private boolean batchable(String username) {
+        return username != null && cache.enabled() && cache.usernameLists() && !cache.tooManyFor(username);
+    }
+
+    /** One batch: the credentials of each user name, kept as its list (or as too many for one). */
+    private java.util.Map<String, List<Credential>> readBatch(List<String> usernames) {
+        long readAt = cache.generation();
+        java.util.Map<String, List<Credential>> read = credentials.byUsernames(usernames,
+                CredentialCache.USERNAME_LIST_MAX + 1);
+        for (String username : usernames) {
+            List<Credential> all = read.getOrDefault(username, List.of());
+            cache.putUsername(username, all.size() <= CredentialCache.USERNAME_LIST_MAX ? all : null, readAt);
+        }
+        return read;
     }
 
     private static AuthResult allowed(Credential c, AuthRequest r) {

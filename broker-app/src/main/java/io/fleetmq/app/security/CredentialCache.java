@@ -51,6 +51,11 @@ final class CredentialCache {
      * IDs) holds one copy of it and its rules in the cache, not one per device.
      */
     private final Map<Credential, Credential> shared = new ConcurrentHashMap<>();
+    /**
+     * Moves on with every change that may make what was read stale ({@link #forget}, {@link #clear},
+     * {@link #credentialsWithoutUsername}): a read that began before a change is not kept after it.
+     */
+    private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
 
     CredentialCache(java.time.Duration ttl, LongSupplier nanoClock) {
         this.ttlNanos = ttl.toNanos();
@@ -103,6 +108,16 @@ final class CredentialCache {
         return out;
     }
 
+    /** Whether anything read is kept (a TTL above 0). */
+    boolean enabled() {
+        return ttlNanos > 0;
+    }
+
+    /** Taken before a read: the read is kept only if nothing changed in between. */
+    long generation() {
+        return generation.get();
+    }
+
     /** Whether user names' lists may be read and used (no credential matches by client ID alone). */
     boolean usernameLists() {
         return usernameLists;
@@ -112,6 +127,7 @@ final class CredentialCache {
     void credentialsWithoutUsername(boolean exist) {
         boolean was = usernameLists;
         usernameLists = !exist;
+        generation.incrementAndGet();
         if (exist || !was) {
             byUsername.clear(); // not in use, or lists put while they were not may be stale
         }
@@ -128,18 +144,32 @@ final class CredentialCache {
      * {@code all} null, that it has too many for one list.
      */
     void putUsername(String username, List<Credential> all) {
-        if (ttlNanos <= 0 || !usernameLists) {
+        putUsername(username, all, generation());
+    }
+
+    /** {@link #putUsername(String, List)} of a read that began at {@code readAt} ({@link #generation}). */
+    void putUsername(String username, List<Credential> all, long readAt) {
+        if (ttlNanos <= 0 || !usernameLists || readAt != generation.get()) {
             return;
         }
         sweep();
         if (byUsername.size() >= MAX_ENTRIES) {
             byUsername.clear();
         }
-        byUsername.put(username, new Candidates(all == null ? null : shared(all), nanoClock.getAsLong() + ttlNanos));
+        Candidates entry = new Candidates(all == null ? null : shared(all), nanoClock.getAsLong() + ttlNanos);
+        byUsername.put(username, entry);
+        if (readAt != generation.get()) {
+            byUsername.remove(username, entry); // a change came while it was put
+        }
     }
 
     void putCandidates(String username, String clientId, List<Credential> read) {
-        if (ttlNanos <= 0) {
+        putCandidates(username, clientId, read, generation());
+    }
+
+    /** {@link #putCandidates(String, String, List)} of a read that began at {@code readAt}. */
+    void putCandidates(String username, String clientId, List<Credential> read, long readAt) {
+        if (ttlNanos <= 0 || readAt != generation.get()) {
             return;
         }
         sweep();
@@ -147,7 +177,12 @@ final class CredentialCache {
             candidates.clear();
             shared.clear();
         }
-        candidates.put(new Pair(username, clientId), new Candidates(shared(read), nanoClock.getAsLong() + ttlNanos));
+        Pair key = new Pair(username, clientId);
+        Candidates entry = new Candidates(shared(read), nanoClock.getAsLong() + ttlNanos);
+        candidates.put(key, entry);
+        if (readAt != generation.get()) {
+            candidates.remove(key, entry);
+        }
     }
 
     /** {@code read} with each credential replaced by the one copy of it the cache holds. */
@@ -182,6 +217,7 @@ final class CredentialCache {
      * user name and client ID, null if it is gone), and the password checks made against it.
      */
     void forget(String credentialId, String username, String clientId) {
+        generation.incrementAndGet();
         candidates.entrySet().removeIf(e -> username != null && username.equals(e.getKey().username())
                 || clientId != null && clientId.equals(e.getKey().clientId())
                 || e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
@@ -212,6 +248,7 @@ final class CredentialCache {
     }
 
     void clear() {
+        generation.incrementAndGet();
         candidates.clear();
         byUsername.clear();
         verified.clear();

@@ -96,6 +96,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** Stored overrides this node could not apply (null: none); not tried (nor logged) again until they change. */
     private java.util.Map<String, String> rejected;
     private final RefusedLog refusedLog;
+    /** The batched credential reads of every chain this node built. */
+    private final CredentialBatches.Counts batchCounts = new CredentialBatches.Counts();
     private final AuthMeters authMeters;
     private final Clock clock;
     private final ThreadPoolExecutor pool;
@@ -128,6 +130,14 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         this.databaseAway = databaseAway;
         this.refusedLog = new RefusedLog(refused, meters, clock, settings.refusedRetention());
         this.authMeters = new AuthMeters(meters);
+        io.micrometer.core.instrument.FunctionCounter.builder("fleetmq.auth.credential.batches", batchCounts.queries(),
+                        java.util.concurrent.atomic.LongAdder::sum)
+                .description("Queries that read the credentials of many user names at once for the CONNECTs waiting for them")
+                .register(meters);
+        io.micrometer.core.instrument.FunctionCounter.builder("fleetmq.auth.credential.batched.usernames",
+                        batchCounts.names(), java.util.concurrent.atomic.LongAdder::sum)
+                .description("User names whose credentials were read in those queries")
+                .register(meters);
         this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
                 new ThreadPoolExecutor.AbortPolicy());
@@ -181,7 +191,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     /** The chain for {@code setup}, with {@code others} (built by the factory for it). */
     private Chain chain(AuthSetup setup, java.util.Map<String, AuthProvider> others) {
         SecuritySettings settings = setup.security();
-        BasicProvider basic = new BasicProvider(credentials, settings.cacheTtl(), databaseAway);
+        BasicProvider basic = new BasicProvider(credentials, settings.cacheTtl(), databaseAway, batchCounts);
         List<AuthProvider> asked = new java.util.ArrayList<>();
         for (String name : settings.providers()) {
             if ("scram".equals(name)) {

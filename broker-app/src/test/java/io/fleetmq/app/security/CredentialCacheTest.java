@@ -111,6 +111,23 @@ class CredentialCacheTest {
     }
 
     @Test
+    void whatWasReadBeforeACredentialChangedIsNotKept() {
+        cache.credentialsWithoutUsername(false);
+        long readAt = cache.generation();
+        cache.forget("c-1", "fleet", null); // changed while the read was under way
+        cache.putUsername("fleet", List.of(fleetCredential()), readAt);
+        cache.putCandidates("fleet", "dev-1", List.of(fleetCredential()), readAt);
+        assertNull(cache.candidates("fleet", "dev-1"), "a read older than the change");
+        long later = cache.generation();
+        cache.putUsername("fleet", List.of(fleetCredential()), later);
+        assertEquals(1, cache.candidates("fleet", "dev-1").size(), "a read after it is kept");
+        long beforeClear = cache.generation();
+        cache.clear();
+        cache.putCandidates("other", "dev-2", List.of(bound("c-9", "other", null)), beforeClear);
+        assertNull(cache.candidates("other", "dev-2"));
+    }
+
+    @Test
     void aUserNameWithTooManyCredentialsIsMarkedAndReadByPairs() {
         cache.credentialsWithoutUsername(false);
         cache.putUsername("crowd", null);

@@ -59,12 +59,15 @@ import javax.management.ObjectName;
  * <pre>
  * java -Xmx1g -cp broker-app/target/fleetmq.jar:broker-bench/target/fleetmq-bench.jar \
  *   io.fleetmq.bench.inprocess.InProcessFleet OUT CLIENTS [--bare] [--cluster-node] [--persistent]
- *   [--hold] [--storm FILE] [--window N] [--anonymous]
+ *   [--hold] [--storm FILE] [--window N] [--anonymous] [--own-credentials]
  * </pre>
  *
  * With a node, the environment must give {@code ADMIN_PASSWORD} (the harness makes the clients'
  * credential through the admin API, as the other scenarios' scripts do) and
- * {@code MQTT_ALLOW_ANONYMOUS=false}; see {@code broker-bench/inprocess-heap.sh}.
+ * {@code MQTT_ALLOW_ANONYMOUS=false}; see {@code broker-bench/inprocess-heap.sh}. With
+ * {@code --own-credentials} every client is a device with a credential of its own instead: user
+ * name its client ID, password {@link #ownPassword}, made beforehand (inprocess-storm.sh imports
+ * them as a Mosquitto password file).
  */
 public final class InProcessFleet {
 
@@ -124,9 +127,11 @@ public final class InProcessFleet {
      * @param window     handshakes under way at once
      * @param anonymous  make no credential: a node that allows anonymous clients lets them in without
      *                   a password check (the clients still send theirs)
+     * @param ownCredentials each client sends its client ID as user name and {@link #ownPassword}; the
+     *                   credentials exist already, none is made
      */
     record Options(boolean bare, boolean cluster, boolean persistent, boolean hold, Path storm, int window,
-                   boolean anonymous) {
+                   boolean anonymous, boolean ownCredentials) {
         static Options parse(List<String> args) {
             boolean bare = false;
             boolean cluster = false;
@@ -135,6 +140,7 @@ public final class InProcessFleet {
             Path storm = null;
             int window = WINDOW;
             boolean anonymous = false;
+            boolean own = false;
             for (int i = 0; i < args.size(); i++) {
                 switch (args.get(i)) {
                     case "--bare" -> bare = true;
@@ -144,13 +150,17 @@ public final class InProcessFleet {
                     case "--storm" -> storm = Path.of(args.get(++i));
                     case "--window" -> window = Integer.parseInt(args.get(++i));
                     case "--anonymous" -> anonymous = true;
+                    case "--own-credentials" -> own = true;
                     default -> throw new IllegalArgumentException("unknown option " + args.get(i));
                 }
             }
             if (bare && (cluster || storm != null)) {
                 throw new IllegalArgumentException("--bare runs no node");
             }
-            return new Options(bare, cluster, persistent || storm != null, hold, storm, window, anonymous);
+            if (anonymous && own) {
+                throw new IllegalArgumentException("--anonymous and --own-credentials exclude each other");
+            }
+            return new Options(bare, cluster, persistent || storm != null, hold, storm, window, anonymous, own);
         }
     }
 
@@ -165,7 +175,8 @@ public final class InProcessFleet {
             options = Options.parse(List.of(args).subList(2, args.length));
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             System.err.println("InProcessFleet: " + e.getMessage() + "\nusage: InProcessFleet OUT CLIENTS [--bare]"
-                    + " [--cluster-node] [--persistent] [--hold] [--storm FILE] [--window N] [--anonymous]");
+                    + " [--cluster-node] [--persistent] [--hold] [--storm FILE] [--window N] [--anonymous]"
+                    + " [--own-credentials]");
             System.exit(2);
             return;
         }
@@ -190,7 +201,7 @@ public final class InProcessFleet {
             node = (BrokerNode) (options.cluster() ? new Launcher(System::getenv, log).run("node")
                     : new Launcher(System::getenv, log).run());
             server = node;
-            if (!options.anonymous()) {
+            if (!options.anonymous() && !options.ownCredentials()) {
                 makeCredential(node.httpPort());
             }
             node.acceptInProcess(address);
@@ -298,7 +309,8 @@ public final class InProcessFleet {
         Channel publisher = bootstrap.clone().handler(new PacketReader() {
             @Override
             public void channelActive(ChannelHandlerContext ctx) {
-                ctx.writeAndFlush(Unpooled.wrappedBuffer(connect("inproc-publisher")));
+                ctx.writeAndFlush(Unpooled.wrappedBuffer(connect("inproc-publisher", true, 0,
+                        options.ownCredentials())));
             }
 
             @Override
@@ -531,7 +543,7 @@ public final class InProcessFleet {
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             ctx.writeAndFlush(Unpooled.wrappedBuffer(connect("inproc-" + index, options.storm() == null,
-                    options.persistent() ? 300 : 0)));
+                    options.persistent() ? 300 : 0, options.ownCredentials())));
         }
 
         @Override
@@ -598,14 +610,22 @@ public final class InProcessFleet {
 
     /** MQTT 5 CONNECT: clean start, keep alive 600 s, the fleet's user name and password. */
     static byte[] connect(String clientId) {
-        return connect(clientId, true, 0);
+        return connect(clientId, true, 0, false);
     }
 
-    /** MQTT 5 CONNECT, keep alive 600 s, the fleet's user name and password, a session expiry unless 0. */
-    static byte[] connect(String clientId, boolean cleanStart, int sessionExpirySeconds) {
+    /** The password of a client with a credential of its own (user name: its client ID). */
+    static String ownPassword(String clientId) {
+        return "pw-" + clientId;
+    }
+
+    /**
+     * MQTT 5 CONNECT, keep alive 600 s, a session expiry unless 0; the fleet's user name and password,
+     * or with {@code own} the client ID as user name and {@link #ownPassword}.
+     */
+    static byte[] connect(String clientId, boolean cleanStart, int sessionExpirySeconds, boolean own) {
         byte[] id = clientId.getBytes(StandardCharsets.UTF_8);
-        byte[] user = USERNAME.getBytes(StandardCharsets.UTF_8);
-        byte[] pass = PASSWORD.getBytes(StandardCharsets.UTF_8);
+        byte[] user = (own ? clientId : USERNAME).getBytes(StandardCharsets.UTF_8);
+        byte[] pass = (own ? ownPassword(clientId) : PASSWORD).getBytes(StandardCharsets.UTF_8);
         int properties = sessionExpirySeconds > 0 ? 5 : 0;
         int length = 10 + 1 + properties + 2 + id.length + 2 + user.length + 2 + pass.length;
         ByteBuf b = Unpooled.buffer(length + 5);

@@ -46,4 +46,13 @@ class InProcessFleetTest {
         assertEquals(subscribe.length - 2, subscribe[1], "remaining length");
         assertEquals(1, subscribe[subscribe.length - 1], "QoS 1");
     }
+
+    @Test
+    void aClientWithACredentialOfItsOwnSendsItsClientIdAsUserName() {
+        byte[] connect = InProcessFleet.connect("c-7", false, 300, true);
+        assertEquals(0xC0, connect[9] & 0xFF, "user name, password, no clean start");
+        String tail = new String(connect, connect.length - 16, 16, java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals("\0\3c-7\0\6pw-c-7", tail.substring(tail.length() - 13), "user name c-7, password pw-c-7");
+        assertEquals("pw-c-7", InProcessFleet.ownPassword("c-7"));
+    }
 }

@@ -220,6 +220,31 @@ public final class Credentials {
         });
     }
 
+    /**
+     * {@link #byUsername} for many user names in one query: each user name's {@code basic}
+     * credentials, at most {@code limit} of each, those naming a client ID first. A user name with
+     * none is absent from the map.
+     */
+    public java.util.Map<String, List<Credential>> byUsernames(Collection<String> usernames, int limit) {
+        String sql = "SELECT " + COLUMNS + " FROM (SELECT " + COLUMNS + ", row_number() OVER (PARTITION BY username "
+                + "ORDER BY client_id IS NULL, id) AS n FROM credential WHERE type = 'basic' AND username = ANY (?)) "
+                + "AS t WHERE n <= ? ORDER BY username, n";
+        java.util.Map<String, List<Credential>> found = new java.util.HashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            st.setArray(1, textArray(c, List.copyOf(usernames)));
+            st.setInt(2, limit);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    Credential credential = read(rs);
+                    found.computeIfAbsent(credential.username(), k -> new ArrayList<>()).add(credential);
+                }
+            }
+            return found;
+        } catch (SQLException e) {
+            throw Jdbc.failure("look up credentials", e);
+        }
+    }
+
     private interface Parameters {
         void set(PreparedStatement st) throws SQLException;
     }

@@ -166,6 +166,25 @@ class CredentialsTest {
     }
 
     @Test
+    void manyUserNamesAreReadInOneQueryEachWithItsCredentialsNamingAClientIdFirstUpToTheLimit() {
+        credentials.create(input("alice", null));
+        credentials.create(input("alice", "dev-1"));
+        credentials.create(input("bob", "dev-2"));
+        for (int i = 0; i < 4; i++) {
+            credentials.create(input("crowd", "dev-" + i));
+        }
+        credentials.create(input(null, "dev-3"));
+
+        var read = credentials.byUsernames(List.of("alice", "bob", "crowd", "nobody"), 3);
+        assertEquals(java.util.Set.of("alice", "bob", "crowd"), read.keySet(), "a user name without credentials is absent");
+        assertEquals(List.of("alice|dev-1", "alice|null"), names(read.get("alice")));
+        assertEquals(List.of("bob|dev-2"), names(read.get("bob")));
+        assertEquals(3, read.get("crowd").size(), "at most the limit of each user name");
+        assertEquals(names(credentials.byUsername("alice", 3)), names(read.get("alice")), "as one user name's read");
+        assertTrue(credentials.byUsernames(List.of("nobody"), 3).isEmpty());
+    }
+
+    @Test
     void theBasicLookupReturnsOnlyBasicCredentials() {
         credentials.create(input("dave", null));
         credentials.create(x509("carol", false));
