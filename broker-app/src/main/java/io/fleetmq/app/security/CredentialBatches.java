@@ -81,12 +81,16 @@ final class CredentialBatches {
         long deadline = System.nanoTime() + timeoutNanos;
         while (!mine.isDone()) {
             if (reading.compareAndSet(false, true)) {
+                boolean read;
                 try {
-                    readBatch();
+                    read = readBatch();
                 } finally {
                     reading.set(false);
                 }
-                continue;
+                if (read) {
+                    continue;
+                }
+                // Nothing queued: the user name is about to be (want() adds it to the map first).
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -111,14 +115,15 @@ final class CredentialBatches {
         return mine.join().getOrDefault(username, List.of());
     }
 
-    private void readBatch() {
+    /** Reads the next batch; false if none was queued. */
+    private boolean readBatch() {
         List<String> batch = new ArrayList<>();
         String next;
         while (batch.size() < MAX_BATCH && (next = queue.poll()) != null) {
             batch.add(next);
         }
         if (batch.isEmpty()) {
-            return;
+            return false;
         }
         try {
             Map<String, List<Credential>> read = reader.apply(batch);
@@ -138,5 +143,6 @@ final class CredentialBatches {
                 }
             }
         }
+        return true;
     }
 }
