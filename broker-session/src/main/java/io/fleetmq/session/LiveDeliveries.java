@@ -95,7 +95,8 @@ public final class LiveDeliveries {
         return lanes.get(clientId);
     }
 
-    void register(String clientId, Lane lane) {
+    /** The session of a client connected here takes its messages through {@code lane} from now on. */
+    public void register(String clientId, Lane lane) {
         lanes.put(clientId, lane);
     }
 

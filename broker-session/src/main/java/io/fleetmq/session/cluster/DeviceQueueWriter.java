@@ -66,6 +66,15 @@ public final class DeviceQueueWriter {
     private long liveFreshMillis;
     /** The batch's messages per client, in order, written at {@link #flushed()}. */
     private final Map<String, List<Read>> batch = new LinkedHashMap<>();
+    /** Clients of the batch under way whose messages went to Redis (not to a lane). */
+    private final java.util.Set<String> appendedNow = new java.util.HashSet<>();
+    /**
+     * Clients whose appends were under way when a batch failed: some may be stored although the
+     * answer never came. Until a batch is stored whole, their messages go to Redis again, whose
+     * deduplication by source position recognises those, even once they are connected here; a lane
+     * would send them a second time. Lanes recognise what they were offered before by themselves.
+     */
+    private final java.util.Set<String> redisFirst = new java.util.HashSet<>();
 
     /** A record of the batch and where in {@code device.persisted} it was read (a lane recognises it read again). */
     private record Read(Stored record, int partition, long offset) {
@@ -167,7 +176,7 @@ public final class DeviceQueueWriter {
     private void writeBatch() {
         for (Map.Entry<String, List<Read>> e : batch.entrySet()) {
             String clientId = e.getKey();
-            LiveDeliveries.Lane lane = live != null ? live.lane(clientId) : null;
+            LiveDeliveries.Lane lane = live != null && !redisFirst.contains(clientId) ? live.lane(clientId) : null;
             if (lane != null && fresh(e.getValue())) {
                 // Connected here: the session sends what it can and stores the rest itself, in order.
                 List<LiveDeliveries.Offered> offered = new ArrayList<>(e.getValue().size());
@@ -178,6 +187,7 @@ public final class DeviceQueueWriter {
                 inFlight.add(lane.offer(offered));
                 continue;
             }
+            appendedNow.add(clientId);
             CompletableFuture<?> chain = CompletableFuture.completedFuture(null);
             List<Downlink> chunk = new ArrayList<>();
             long bytes = 0;
@@ -300,6 +310,12 @@ public final class DeviceQueueWriter {
             }
         }
         inFlight.clear();
+        if (ok) {
+            redisFirst.clear(); // everything read before is stored now
+        } else {
+            redisFirst.addAll(appendedNow);
+        }
+        appendedNow.clear();
         if (ok) {
             stage.done();
             if (writeDelay != null) {

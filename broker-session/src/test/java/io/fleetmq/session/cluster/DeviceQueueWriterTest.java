@@ -44,18 +44,20 @@ class DeviceQueueWriterTest {
     private Membership membership;
     private DeviceQueues queues;
     private DeviceQueueWriter writer;
+    private Redis redis;
+    private String prefix;
 
     @BeforeEach
     void writer() throws Exception {
         TestServices services = TestServices.shared();
-        String prefix = "w" + System.nanoTime() + ".";
+        prefix = "w" + System.nanoTime() + ".";
         KafkaNode node = KafkaNode.start(services.kafkaBootstrapServers(), prefix, NODE, closing);
         BrokerTopics topics = node.topics();
         KafkaClients clients = node.clients();
         membership = node.membership();
         ClusterProducer producer = new ClusterProducer(clients);
         closing.add(producer);
-        Redis redis = Redis.connect(new RedisSettings(services.redisUrl(), Duration.ofSeconds(5)));
+        redis = Redis.connect(new RedisSettings(services.redisUrl(), Duration.ofSeconds(5)));
         closing.add(redis);
         queues = new DeviceQueues(redis.binaryCommands(), prefix, 100, Duration.ofMinutes(5));
         writer = new DeviceQueueWriter(queues, new SessionDirectory(), membership, producer, topics,
@@ -71,10 +73,14 @@ class DeviceQueueWriterTest {
     }
 
     private static Downlink downlink(long sourceOffset) {
-        BrokerMessage m = new BrokerMessage("d/" + CLIENT, ("m" + sourceOffset).getBytes(StandardCharsets.UTF_8), 1,
+        return downlink(CLIENT, sourceOffset);
+    }
+
+    private static Downlink downlink(String client, long sourceOffset) {
+        BrokerMessage m = new BrokerMessage("d/" + client, ("m" + sourceOffset).getBytes(StandardCharsets.UTF_8), 1,
                 false, "pub", System.currentTimeMillis(), BrokerMessage.NO_EXPIRY, BrokerMessage.PAYLOAD_FORMAT_ABSENT,
                 null, null, null, List.of());
-        return new Downlink(0, sourceOffset, m, List.of(new Subscription(CLIENT, "d/#", null, 1, false, false, 0, 0,
+        return new Downlink(0, sourceOffset, m, List.of(new Subscription(client, "d/#", null, 1, false, false, 0, 0,
                 NODE)));
     }
 
@@ -91,6 +97,56 @@ class DeviceQueueWriterTest {
         } catch (MessageFormatException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * A batch fails after some of its appends were stored (another client's queue cannot be written);
+     * the client connects here before the batch is read again. Its messages of that batch go to
+     * Redis again, which knows the stored ones by their source position, not to its session, which
+     * would send them a second time; once a batch is stored whole, its next messages go to the session.
+     */
+    @Test
+    void messagesWhoseAppendFailedWithTheirBatchGoToRedisAgainThoughTheClientConnectedHereMeanwhile()
+            throws Exception {
+        io.fleetmq.session.LiveDeliveries live = new io.fleetmq.session.LiveDeliveries();
+        writer.live(live, Duration.ofMinutes(1));
+        String broken = "dev-broken";
+        for (String suffix : List.of("i", "d", "m", "p", "a", "b", "s")) {
+            redis.sync().xadd(prefix + "q:{" + broken + "}:" + suffix, java.util.Map.of("not", "a queue"));
+        }
+        writer.handle(record(downlink(1)), 0, 1);
+        writer.handle(record(downlink(2)), 0, 2);
+        writer.handle(record(downlink(broken, 3)), 0, 3);
+        assertEquals(false, writer.flushed(), "the broken queue fails the batch");
+
+        List<List<Long>> offered = new CopyOnWriteArrayList<>();
+        live.register(CLIENT, records -> {
+            offered.add(records.stream().map(io.fleetmq.session.LiveDeliveries.Offered::offset).toList());
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        });
+        for (String suffix : List.of("i", "d", "m", "p", "a", "b", "s")) {
+            redis.sync().del(prefix + "q:{" + broken + "}:" + suffix);
+        }
+        writer.handle(record(downlink(1)), 0, 1); // the batch read again, and one more
+        writer.handle(record(downlink(2)), 0, 2);
+        writer.handle(record(downlink(broken, 3)), 0, 3);
+        writer.handle(record(downlink(4)), 0, 4);
+        assertTrue(writer.flushed());
+        assertEquals(List.of(), offered, "nothing of the failed batch went to the session");
+        assertEquals(List.of(1L, 2L, 4L), queued(CLIENT), "each once, in order");
+
+        writer.handle(record(downlink(5)), 0, 5);
+        assertTrue(writer.flushed());
+        assertEquals(List.of(List.of(5L)), offered, "after a stored batch, the session takes its messages");
+        assertEquals(List.of(1L, 2L, 4L), queued(CLIENT));
+    }
+
+    private List<Long> queued(String client) throws Exception {
+        List<Long> offsets = new ArrayList<>();
+        for (DeviceQueues.Entry e : queues.read(client, 0, 100).toCompletableFuture().join()) {
+            offsets.add(ClusterCodec.decodeDownlink(e.value()).sourceOffset());
+        }
+        return offsets;
     }
 
     @Test
