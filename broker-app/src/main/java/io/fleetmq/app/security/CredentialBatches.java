@@ -136,6 +136,9 @@ final class CredentialBatches {
                 }
             }
         } catch (RuntimeException e) {
+            // Each waiting CONNECT then reads its own, and is refused as unavailable (and counted) if that fails too.
+            org.slf4j.LoggerFactory.getLogger(CredentialBatches.class).debug("Credentials of {} user names not read: {}",
+                    batch.size(), e.toString());
             for (String username : batch) {
                 CompletableFuture<Map<String, List<Credential>>> f = wanted.remove(username);
                 if (f != null) {

@@ -230,19 +230,13 @@ public final class Credentials {
                 + "ORDER BY client_id IS NULL, id) AS n FROM credential WHERE type = 'basic' AND username = ANY (?)) "
                 + "AS t WHERE n <= ? ORDER BY username, n";
         java.util.Map<String, List<Credential>> found = new java.util.HashMap<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
-            st.setArray(1, textArray(c, List.copyOf(usernames)));
+        for (Credential credential : lookUp(sql, st -> {
+            st.setArray(1, textArray(st.getConnection(), List.copyOf(usernames)));
             st.setInt(2, limit);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    Credential credential = read(rs);
-                    found.computeIfAbsent(credential.username(), k -> new ArrayList<>()).add(credential);
-                }
-            }
-            return found;
-        } catch (SQLException e) {
-            throw Jdbc.failure("look up credentials", e);
+        })) {
+            found.computeIfAbsent(credential.username(), k -> new ArrayList<>()).add(credential);
         }
+        return found;
     }
 
     private interface Parameters {
@@ -251,6 +245,11 @@ public final class Credentials {
 
     /** The credentials {@code sql} selects ({@link #COLUMNS}) with its parameters set by {@code parameters}. */
     private List<Credential> lookUp(String sql, Parameters parameters) {
+        return lookUp("look up credentials", sql, parameters);
+    }
+
+    /** {@link #lookUp(String, Parameters)}, failing as {@code action}. */
+    private List<Credential> lookUp(String action, String sql, Parameters parameters) {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             parameters.set(st);
             List<Credential> found = new ArrayList<>();
@@ -261,7 +260,7 @@ public final class Credentials {
             }
             return found;
         } catch (SQLException e) {
-            throw Jdbc.failure("look up credentials", e);
+            throw Jdbc.failure(action, e);
         }
     }
 
@@ -287,18 +286,8 @@ public final class Credentials {
     public List<Credential> x509Candidates(Collection<String> commonNames) {
         String sql = "SELECT " + COLUMNS + " FROM credential WHERE type = '" + Credential.X509 + "' "
                 + "AND (cert_common_name_regex OR cert_common_name = ANY (?))";
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
-            st.setArray(1, textArray(c, List.copyOf(commonNames)));
-            List<Credential> found = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    found.add(read(rs));
-                }
-            }
-            return found;
-        } catch (SQLException e) {
-            throw Jdbc.failure("look up x509 credentials", e);
-        }
+        return lookUp("look up x509 credentials", sql,
+                st -> st.setArray(1, textArray(st.getConnection(), List.copyOf(commonNames))));
     }
 
     /** The SCRAM credential of {@code username}, for an exchange that the client started with that name. */
