@@ -269,6 +269,7 @@ final class Messaging implements AutoCloseable {
                 clusterProducer.partitions(topics.sessionEvents()), requestTimeout, deviceQueues);
         membership.onDeath(sequencer::nodeDied);
         sequencer.appTopics(appTopics);
+        sequencer.localCommands(this::command); // this node's own answers skip its node topic
         sequencer.meters(meters);
         sequence = new GroupConsumer<>(kafka, meters, topics.sessionEvents(),
                 kafka.settings().topicPrefix() + "session-sequence", "session-events", ClusterCodec::decodeEvent,

@@ -98,6 +98,10 @@ public final class ConnectSequencer {
     /** Writes of the current batch; the batch's offsets are committed only once they are stored. */
     private final List<CompletableFuture<?>> inFlight = new ArrayList<>();
     private volatile Set<Integer> owned = Set.of();
+    /** Where this node's own answers and commands go instead of its node topic; null: through Kafka. */
+    private java.util.function.Consumer<NodeCommand> here;
+    /** This node's answers and commands of the current batch, handed over once its writes are done. */
+    private final List<NodeCommand> forHere = new ArrayList<>();
     /** The offset of the event being decided, {@link SessionState#UNKNOWN} outside {@link #handle}. */
     private long deciding = SessionState.UNKNOWN;
 
@@ -173,6 +177,15 @@ public final class ConnectSequencer {
         this.appTopics = topics;
     }
 
+    /**
+     * Answers and commands for this node's own sessions go to {@code localCommands} once the writes
+     * decided with them are done, instead of a round trip through its node topic and inbox: in a
+     * standalone node that is every CONNECT, in a cluster of n nodes one in n.
+     */
+    public void localCommands(java.util.function.Consumer<NodeCommand> localCommands) {
+        this.here = localCommands;
+    }
+
     /** Counts the takeovers that waited for their old node, by how each was decided. */
     public void meters(MeterRegistry meters) {
         for (TakeOverEnd end : TakeOverEnd.values()) {
@@ -219,6 +232,7 @@ public final class ConnectSequencer {
             tasks.clear();
             parked.values().forEach(p -> p.timeout.cancel(false));
             parked.clear();
+            forHere.clear();
             return;
         }
         Runnable task;
@@ -228,6 +242,11 @@ public final class ConnectSequencer {
             } catch (RuntimeException e) {
                 log.error("Connect sequence task failed", e);
             }
+        }
+        if (!forHere.isEmpty()) {
+            // A takeover decided by a timer or a node's death: no batch follows to hand its answer over.
+            writesDone();
+            handOverHere();
         }
     }
 
@@ -268,11 +287,21 @@ public final class ConnectSequencer {
     public boolean flushed() {
         if (!membership.serving()) {
             inFlight.clear();
+            forHere.clear(); // a fenced node's sessions are refused or closed; the next owner decides
             return false; // a fenced node commits nothing: what it skipped is decided by the next owner
         }
-        // Waits for this sequence's own writes only: the producer is shared with the routing and the
-        // DEVICE queue notices, and a flush of it would hold every CONNECT's answer behind their traffic
-        // (and behind any record of theirs that waits for a partition leader).
+        boolean ok = writesDone();
+        inFlight.clear();
+        handOverHere();
+        return ok;
+    }
+
+    /**
+     * Waits for this sequence's own writes; whether all were stored. The producer is shared with the
+     * routing and the DEVICE queue notices, and a flush of it would hold every CONNECT's answer behind
+     * their traffic (and behind any record of theirs that waits for a partition leader).
+     */
+    private boolean writesDone() {
         boolean ok = true;
         for (CompletableFuture<?> f : inFlight) {
             try {
@@ -284,8 +313,30 @@ public final class ConnectSequencer {
                 ok = false;
             }
         }
-        inFlight.clear();
         return ok;
+    }
+
+    /**
+     * This node's answers and commands, in the order decided, once the writes before them are done:
+     * a CONNECT is answered after its session's state is stored, as its answer through Kafka came
+     * after its own record was. A write that failed leaves its batch to be read again, which decides
+     * from what is stored and answers with the same epoch, and a session takes a repeated answer as
+     * the one it has; so the answers go even then, as they would through Kafka, where an answer's
+     * record does not wait for the state's.
+     */
+    private void handOverHere() {
+        if (forHere.isEmpty()) {
+            return;
+        }
+        List<NodeCommand> now = new ArrayList<>(forHere);
+        forHere.clear();
+        for (NodeCommand c : now) {
+            try {
+                here.accept(c);
+            } catch (RuntimeException e) {
+                log.error("Handing {} to this node's session failed", c, e);
+            }
+        }
     }
 
     // ------------------------------------------------------------------ events
@@ -678,6 +729,10 @@ public final class ConnectSequencer {
     }
 
     private void command(String node, NodeCommand command) {
+        if (here != null && node.equals(nodeId)) {
+            forHere.add(command);
+            return;
+        }
         byte[] clearStore = ClusterCodec.clearStoreHeader(command);
         RecordHeaders headers = null;
         if (clearStore != null) {

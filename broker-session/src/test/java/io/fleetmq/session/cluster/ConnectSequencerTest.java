@@ -71,6 +71,10 @@ class ConnectSequencerTest {
     private ConnectSequencer sequencer;
     private ScheduledExecutorService timers;
     private SimpleMeterRegistry meters;
+    /** What the sequence handed this node's own sessions, in order. */
+    private final List<NodeCommand> here = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** Run with each command handed over here, before it is recorded. */
+    private java.util.function.Consumer<NodeCommand> onHandOver = c -> { };
 
     @BeforeAll
     static void startKafka() throws Exception {
@@ -117,6 +121,10 @@ class ConnectSequencerTest {
                 Duration.ofSeconds(10), null);
         meters = new SimpleMeterRegistry();
         sequencer.meters(meters);
+        sequencer.localCommands(c -> {
+            onHandOver.accept(c);
+            here.add(c);
+        });
     }
 
     @Test
@@ -214,6 +222,24 @@ class ConnectSequencerTest {
             sequencer.handle(events[i], sequencer.partitionOf(events[i].clientId()), firstOffset + i);
         }
         assertTrue(sequencer.flushed(), "the batch's writes are stored");
+    }
+
+    @Test
+    void thisNodesAnswersSkipItsNodeTopicAndComeOnceTheirSessionStateIsStored() throws Exception {
+        List<Long> storedWhenAnswered = new ArrayList<>();
+        onHandOver = c -> storedWhenAnswered.add(sessionRecords(c.clientId()));
+        SessionEvent.Connect mine = connect("r1", "h", true, 0);
+        SessionEvent.Connect theirs = connectOn(OTHER, "r2", "o", true, 0, null);
+
+        sequencer.handle(mine, sequencer.partitionOf("h"), 0);
+        sequencer.handle(theirs, sequencer.partitionOf("o"), 1);
+        assertEquals(List.of(), answers(), "nothing is answered before the batch's writes are done");
+        assertTrue(sequencer.flushed());
+
+        assertEquals(List.of("r1@1"), answers());
+        assertEquals(List.of(1L), storedWhenAnswered, "the session's state was in Kafka when it was answered");
+        assertEquals(0, readAll(topics.node(NODE)).size(), "nothing went through this node's topic");
+        assertEquals(List.of("r2@1"), answersTo(OTHER), "another node's answer goes through its topic");
     }
 
     @Test
@@ -315,15 +341,9 @@ class ConnectSequencerTest {
         return out;
     }
 
-    /** The ConnectAccepted commands sent to this node, as requestId@epoch, in order. */
-    private List<String> answers() throws Exception {
-        List<String> out = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> r : readAll(topics.node(NODE))) {
-            if (r.value() != null && ClusterCodec.decodeCommand(r.value()) instanceof NodeCommand.ConnectAccepted a) {
-                out.add(a.requestId() + "@" + a.epoch());
-            }
-        }
-        return out;
+    /** The ConnectAccepted commands handed to this node, as requestId@epoch, in order. */
+    private List<String> answers() {
+        return answersTo(NODE);
     }
 
     private double takeOverCount(String outcome) {
@@ -352,7 +372,13 @@ class ConnectSequencerTest {
         return out;
     }
 
+    /** What {@code node} was sent: handed over directly to this node, through its node topic to another. */
     private List<NodeCommand> commandsTo(String node) {
+        if (node.equals(NODE)) {
+            synchronized (here) {
+                return new ArrayList<>(here);
+            }
+        }
         List<NodeCommand> out = new ArrayList<>();
         for (ConsumerRecord<String, byte[]> r : readAll(topics.node(node))) {
             if (r.value() != null) {
