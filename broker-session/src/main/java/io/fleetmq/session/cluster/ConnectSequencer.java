@@ -334,7 +334,8 @@ public final class ConnectSequencer {
             try {
                 here.accept(c);
             } catch (RuntimeException e) {
-                log.error("Handing {} to this node's session failed", c, e);
+                log.error("Handing {} of {} to this node's session failed", c.getClass().getSimpleName(),
+                        ClientText.of(c.clientId()), e);
             }
         }
     }
