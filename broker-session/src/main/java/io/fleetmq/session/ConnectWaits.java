@@ -38,20 +38,26 @@ final class ConnectWaits {
      * @param exchange an enhanced authentication waiting for the client's next AUTH, else null
      * @param authData the Authentication Data for the CONNACK of a finished enhanced authentication, else null
      */
+    /** @param asked the guard's verdict while it is on its way: cancelled if the CONNECT stops waiting */
     record Pending(ClientConnection conn, Packet.Connect connect, String assignedClientId, List<Runnable> deferred,
                    ScheduledFuture<?> timeout, SessionGuard.Verdict verdict, SessionGuard.Exchange exchange,
-                   byte[] authData) {
+                   byte[] authData, CompletableFuture<?> asked) {
 
         Pending authenticated(SessionGuard.Verdict v) {
-            return new Pending(conn, connect, assignedClientId, deferred, timeout, v, null, authData);
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, v, null, authData, null);
         }
 
         Pending awaiting(SessionGuard.Exchange next) {
-            return new Pending(conn, connect, assignedClientId, deferred, timeout, verdict, next, authData);
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, verdict, next, authData, asked);
         }
 
         Pending finalData(byte[] data) {
-            return new Pending(conn, connect, assignedClientId, deferred, timeout, verdict, null, data);
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, verdict, null, data, asked);
+        }
+
+        Pending asking(CompletableFuture<?> verdict) {
+            return new Pending(conn, connect, assignedClientId, deferred, timeout, this.verdict, exchange, authData,
+                    verdict);
         }
 
         /** Whether the CONNECT is in an enhanced authentication that has not decided yet. */
@@ -135,6 +141,9 @@ final class ConnectWaits {
             return null;
         }
         Pending p = pending.remove(requestId);
+        if (p != null && p.asked() != null) {
+            p.asked().cancel(false); // no longer waited for; done already if it came
+        }
         if (progress != null) {
             progress.remove(requestId);
         }
@@ -192,7 +201,7 @@ final class ConnectWaits {
         String requestId = UUID.randomUUID().toString();
         ScheduledFuture<?> timeout = services.timers().schedule(() -> tell.accept(() -> unanswered(requestId)),
                 services.cluster().connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null, null, null));
+        put(requestId, new Pending(conn, connect, assignedClientId, new ArrayList<>(), timeout, null, null, null, null));
         SessionGuard.ConnectRequest request = new SessionGuard.ConnectRequest(clientId, connect, conn.address(),
                 conn.secure(), conn.peerCertificates());
         if (connect.authenticationMethod() != null) {
@@ -205,7 +214,13 @@ final class ConnectWaits {
         if (verdict.isDone() && !verdict.isCompletedExceptionally()) {
             authenticated(requestId, verdict.join());
         } else {
+            // Waits in the guard's queue: a CONNECT that stops waiting (timed out, or its client went)
+            // cancels it, so that no auth thread spends a password check on it.
+            put(requestId, pending(requestId).asking(verdict));
             verdict.whenComplete((v, e) -> {
+                if (e instanceof java.util.concurrent.CancellationException) {
+                    return; // this CONNECT stopped waiting and is gone
+                }
                 if (e != null) {
                     if (LOG_LIMIT.allow()) {
                         log.warn("{}: authentication failed: {}{}",

@@ -223,7 +223,7 @@ public record BrokerConfig(
         int threads = s.integer("auth.threads", 0, 1_024);
         return new SecuritySettings(providers(s), policy, rules(s, "auth.anonymous-publish"), rules(s, "auth.anonymous-subscribe"),
                 disconnect, threads == 0 ? Math.max(2, Runtime.getRuntime().availableProcessors()) : threads,
-                s.integer("auth.max-pending", 1, 1_000_000), s.duration("auth.cache-ttl"),
+                s.integer("auth.max-pending", 1, 1_000_000), s.duration("auth.max-wait"), s.duration("auth.cache-ttl"),
                 positive(s, "auth.refused-retention"));
     }
 

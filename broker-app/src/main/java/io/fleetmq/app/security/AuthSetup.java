@@ -22,7 +22,8 @@ public record AuthSetup(SecuritySettings security, HttpAuthSettings http, JwtSet
     public static final String PREFIX = "auth.";
 
     /** {@code auth.*} settings read only at start: the auth pool's size and the refused log's retention. */
-    public static final Set<String> RESTART_ONLY = Set.of("auth.threads", "auth.max-pending", "auth.refused-retention");
+    public static final Set<String> RESTART_ONLY = Set.of("auth.threads", "auth.max-pending", "auth.max-wait",
+            "auth.refused-retention");
 
     /** Settings whose values the admin API never shows. */
     public static final Set<String> SECRETS = Set.of("auth.jwt.hmac-secret", "auth.http.headers");

@@ -101,6 +101,10 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
     private final AuthMeters authMeters;
     private final Clock clock;
     private final ThreadPoolExecutor pool;
+    /** Refuses a CONNECT whose wait for {@link #pool} would exceed {@code auth.max-wait}. */
+    private final AuthQueueBound queueBound;
+    /** {@code fleetmq_auth_abandoned_total}: queued CONNECTs dropped unchecked, their clients gone. */
+    private final io.micrometer.core.instrument.Counter abandoned;
     private final ExecutorService changes;
     private final ScheduledExecutorService timer;
     private volatile BlockList blockList = BlockList.EMPTY;
@@ -137,6 +141,11 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         io.micrometer.core.instrument.FunctionCounter.builder("fleetmq.auth.credential.batched.usernames",
                         batchCounts.names(), java.util.concurrent.atomic.LongAdder::sum)
                 .description("User names whose credentials were read in those queries")
+                .register(meters);
+        this.queueBound = new AuthQueueBound(settings.maxWait(), settings.threads());
+        this.abandoned = io.micrometer.core.instrument.Counter.builder("fleetmq.auth.abandoned")
+                .description("CONNECTs whose client stopped waiting (timed out or gone) before an auth thread came to"
+                        + " them; not checked")
                 .register(meters);
         this.pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(Math.max(1, settings.maxPending())), new DefaultThreadFactory("fleetmq-auth", true),
@@ -265,9 +274,19 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             return CompletableFuture.completedFuture(anonymous(c, request));
         }
         int from = next;
+        if (!queueBound.admits(pool.getQueue().size())) {
+            // The CONNECTs queued already would hold the threads longer than auth.max-wait.
+            authMeters.refused("none", ReasonCode.SERVER_BUSY);
+            return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
+        }
         CompletableFuture<Verdict> verdict = new CompletableFuture<>();
         try {
             pool.execute(() -> {
+                if (verdict.isDone()) {
+                    abandoned.increment(); // its client stopped waiting (ConnectWaits cancelled it)
+                    return;
+                }
+                long start = System.nanoTime();
                 try {
                     verdict.complete(ask(c, request, auth, from));
                 } catch (RuntimeException e) {
@@ -277,6 +296,8 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                     }
                     authMeters.refused("none", ReasonCode.SERVER_UNAVAILABLE);
                     verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
+                } finally {
+                    queueBound.took(System.nanoTime() - start);
                 }
             });
         } catch (RejectedExecutionException e) {

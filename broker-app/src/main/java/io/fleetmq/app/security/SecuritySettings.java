@@ -15,12 +15,14 @@ import java.util.List;
  *                           instead of being answered and dropped ({@code ignore})
  * @param threads            threads that check passwords and read credentials
  * @param maxPending         CONNECTs that may wait for those threads; beyond, 0x89 Server busy
+ * @param maxWait            longest a CONNECT may expect to wait for those threads (0: no bound but
+ *                           {@code maxPending}); beyond, 0x89 Server busy
  * @param cacheTtl           how long a credential read from PostgreSQL and a successful password check are reused
  * @param refusedRetention   how long the log of refused connections keeps an entry
  */
 public record SecuritySettings(List<String> providers, Anonymous allowAnonymous, List<String> anonymousPublish,
-        List<String> anonymousSubscribe, boolean denyDisconnect, int threads, int maxPending, Duration cacheTtl,
-        Duration refusedRetention) {
+        List<String> anonymousSubscribe, boolean denyDisconnect, int threads, int maxPending, Duration maxWait,
+        Duration cacheTtl, Duration refusedRetention) {
 
     public enum Anonymous { AUTO, TRUE, FALSE }
 
@@ -62,7 +64,8 @@ public record SecuritySettings(List<String> providers, Anonymous allowAnonymous,
 
     public static SecuritySettings defaults() {
         return new SecuritySettings(List.of("basic"), Anonymous.AUTO, List.of("#"), List.of("#"), false,
-                Math.max(2, Runtime.getRuntime().availableProcessors()), 1000, Duration.ofSeconds(60),
+                Math.max(2, Runtime.getRuntime().availableProcessors()), 20_000, Duration.ofSeconds(5),
+                Duration.ofSeconds(60),
                 Duration.ofDays(7));
     }
 }

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 class AnonymousPolicyTest {
 
     private static SecuritySettings policy(SecuritySettings.Anonymous anonymous) {
-        return new SecuritySettings(List.of("basic"), anonymous, List.of("#"), List.of("#"), false, 2, 10, Duration.ofSeconds(1),
-                Duration.ofDays(1));
+        return new SecuritySettings(List.of("basic"), anonymous, List.of("#"), List.of("#"), false, 2, 10, Duration.ZERO,
+                Duration.ofSeconds(1), Duration.ofDays(1));
     }
 
     @Test

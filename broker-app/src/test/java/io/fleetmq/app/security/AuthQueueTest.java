@@ -1,0 +1,113 @@
+package io.fleetmq.app.security;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fleetmq.core.security.Credential;
+import io.fleetmq.core.security.SecurityChange;
+import io.fleetmq.persistence.auth.PasswordHashes;
+import io.fleetmq.persistence.security.Credentials;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The auth queue on a real node, one auth thread, a slow (bcrypt cost 12) credential: bounded by the
+ * wait it means ({@code auth.max-wait}) rather than by its length alone, and CONNECTs whose clients
+ * stopped waiting are dropped from it unchecked.
+ */
+class AuthQueueTest {
+
+    private static String unique(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static int code(SecurityFixture fx, String clientId, String user, String password) {
+        try (var c = SecurityFixture.connect(fx.broker().mqttPort(), 5, clientId, user, password)) {
+            return c.code();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A credential whose every check holds the auth thread for a bcrypt hash of cost 12. */
+    private static String slowCredential(SecurityFixture fx) {
+        String user = unique("slow");
+        Credential slow = fx.credentials.create(new Credentials.Input(Credential.BASIC, user, null,
+                new PasswordHashes(12, 14, 100_000).hash("secret".toCharArray()), null, List.of(), List.of()));
+        fx.announce(new SecurityChange(SecurityChange.Kind.CREDENTIAL, slow.id(), false, false));
+        return user;
+    }
+
+    /** {@code clients} CONNECTs with wrong passwords at once; their CONNACK codes, counted. */
+    private static Map<Integer, Integer> storm(SecurityFixture fx, String user, int clients) throws Exception {
+        ExecutorService storm = Executors.newFixedThreadPool(clients);
+        Map<Integer, Integer> codes = new ConcurrentHashMap<>();
+        List<Future<?>> attempts = new ArrayList<>();
+        try {
+            for (int i = 0; i < clients; i++) {
+                int n = i;
+                attempts.add(storm.submit(() -> codes.merge(code(fx, unique("s" + n), user, "guess-" + n), 1,
+                        Integer::sum)));
+            }
+            for (Future<?> f : attempts) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            storm.shutdownNow();
+        }
+        assertEquals(clients, codes.values().stream().mapToInt(Integer::intValue).sum());
+        return codes;
+    }
+
+    @Test
+    @DisplayName("Slow checks: beyond auth.max-wait of expected work a CONNECT gets 0x89 at once, though the queue is far from auth.max-pending")
+    void theQueueIsBoundedByTheWaitItMeans(@TempDir Path dir) throws Exception {
+        try (SecurityFixture fx = SecurityFixture.startNode(dir, Map.of("MQTT_AUTH_THREADS", "1",
+                "MQTT_AUTH_MAX_PENDING", "1000", "MQTT_AUTH_MAX_WAIT", "1s"))) {
+            String user = slowCredential(fx);
+            assertEquals(0x86, code(fx, unique("v"), user, "guess"), "one check: the node learns what one costs");
+
+            Map<Integer, Integer> codes = storm(fx, user, 30);
+
+            assertTrue(codes.keySet().stream().allMatch(c -> c == 0x86 || c == 0x89), "only 0x86 and 0x89: " + codes);
+            assertTrue(codes.getOrDefault(0x89, 0) > 0, "some refused as busy: " + codes);
+            assertTrue(codes.getOrDefault(0x86, 0) > 0, "some checked: " + codes);
+            assertTrue(fx.broker().metric("fleetmq_connections_refused_total", "reason=\"auth_busy\"")
+                    >= codes.get(0x89), "busy refusals counted");
+        }
+    }
+
+    @Test
+    @DisplayName("CONNECTs that timed out in the auth queue are dropped from it unchecked: a client after the storm is served at once")
+    void connectsWhoseClientsStoppedWaitingAreNotChecked(@TempDir Path dir) throws Exception {
+        try (SecurityFixture fx = SecurityFixture.startNode(dir, Map.of("MQTT_AUTH_THREADS", "1",
+                "MQTT_AUTH_MAX_PENDING", "1000", "MQTT_AUTH_MAX_WAIT", "0", "CLUSTER_CONNECT_TIMEOUT", "2s"))) {
+            String user = slowCredential(fx);
+            String good = unique("good");
+            fx.credential(good, null, "right", List.of(), List.of());
+
+            // 24 hashes of cost 12 take the one thread several times the 2 s the CONNECTs wait.
+            Map<Integer, Integer> codes = storm(fx, user, 24);
+
+            assertTrue(codes.keySet().stream().allMatch(c -> c == 0x86 || c == 0x88), "only 0x86 and 0x88: " + codes);
+            assertTrue(codes.getOrDefault(0x88, 0) > 0, "some timed out waiting: " + codes);
+            // Its credential is read on the auth thread too: behind the timed-out CONNECTs' hashes, were
+            // they still checked, it would time out as well.
+            assertEquals(0x00, code(fx, unique("g"), good, "right"), "a client after the storm");
+            assertTrue(fx.broker().metric("fleetmq_auth_abandoned_total", null) > 0, "dropped unchecked, counted");
+        }
+    }
+}
