@@ -37,8 +37,9 @@ final class ConnectWaits {
      *
      * @param exchange an enhanced authentication waiting for the client's next AUTH, else null
      * @param authData the Authentication Data for the CONNACK of a finished enhanced authentication, else null
+     * @param asked    the guard's verdict while it is on its way, else null: cancelled if the CONNECT stops
+     *                 waiting, so that no auth thread checks it
      */
-    /** @param asked the guard's verdict while it is on its way: cancelled if the CONNECT stops waiting */
     record Pending(ClientConnection conn, Packet.Connect connect, String assignedClientId, List<Runnable> deferred,
                    ScheduledFuture<?> timeout, SessionGuard.Verdict verdict, SessionGuard.Exchange exchange,
                    byte[] authData, CompletableFuture<?> asked) {
