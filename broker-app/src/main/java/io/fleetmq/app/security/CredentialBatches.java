@@ -28,6 +28,8 @@ import java.util.function.Function;
  */
 final class CredentialBatches {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CredentialBatches.class);
+
     /** User names read in one query at most. */
     static final int MAX_BATCH = 500;
     /** User names wanted and not read yet at most; beyond, a CONNECT reads its own. */
@@ -137,8 +139,7 @@ final class CredentialBatches {
             }
         } catch (RuntimeException e) {
             // Each waiting CONNECT then reads its own, and is refused as unavailable (and counted) if that fails too.
-            org.slf4j.LoggerFactory.getLogger(CredentialBatches.class).debug("Credentials of {} user names not read: {}",
-                    batch.size(), e.toString());
+            log.debug("Credentials of {} user names not read: {}", batch.size(), e.toString());
             for (String username : batch) {
                 CompletableFuture<Map<String, List<Credential>>> f = wanted.remove(username);
                 if (f != null) {

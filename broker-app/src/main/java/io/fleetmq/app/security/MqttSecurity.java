@@ -275,9 +275,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
         }
         int from = next;
         if (!queueBound.admits(pool.getQueue().size())) {
-            // The CONNECTs queued already would hold the threads longer than auth.max-wait.
-            authMeters.refused("none", ReasonCode.SERVER_BUSY);
-            return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
+            return busy(request); // those queued already would hold the threads longer than auth.max-wait
         }
         CompletableFuture<Verdict> verdict = new CompletableFuture<>();
         try {
@@ -301,11 +299,15 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 }
             });
         } catch (RejectedExecutionException e) {
-            // A storm of CONNECTs (bad passwords cost a hash each) is refused beyond the bound.
-            authMeters.refused("none", ReasonCode.SERVER_BUSY);
-            return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
+            return busy(request); // auth.max-pending wait already
         }
         return verdict;
+    }
+
+    /** 0x89 Server busy: a storm of CONNECTs (bad passwords cost a hash each) is refused beyond the auth queue's bound. */
+    private CompletableFuture<Verdict> busy(ConnectRequest request) {
+        authMeters.refused("none", ReasonCode.SERVER_BUSY);
+        return CompletableFuture.completedFuture(refuse(request, ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
     }
 
     /**

@@ -325,12 +325,7 @@ public final class ConnectSequencer {
      * record does not wait for the state's.
      */
     private void handOverHere() {
-        if (forHere.isEmpty()) {
-            return;
-        }
-        List<NodeCommand> now = new ArrayList<>(forHere);
-        forHere.clear();
-        for (NodeCommand c : now) {
+        for (NodeCommand c : forHere) {
             try {
                 here.accept(c);
             } catch (RuntimeException e) {
@@ -338,6 +333,7 @@ public final class ConnectSequencer {
                         ClientText.of(c.clientId()), e);
             }
         }
+        forHere.clear();
     }
 
     // ------------------------------------------------------------------ events

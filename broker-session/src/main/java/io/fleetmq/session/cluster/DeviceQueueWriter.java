@@ -310,13 +310,12 @@ public final class DeviceQueueWriter {
             }
         }
         inFlight.clear();
-        if (ok) {
-            redisFirst.clear(); // everything read before is stored now
-        } else {
+        if (!ok) {
             redisFirst.addAll(appendedNow);
         }
         appendedNow.clear();
         if (ok) {
+            redisFirst.clear(); // everything read before is stored now
             stage.done();
             if (writeDelay != null) {
                 writeDelay.done();
