@@ -71,6 +71,8 @@ public final class BrokerNode implements AutoCloseable {
     private final List<BoundListener> mqttListeners = new ArrayList<>();
     /** The TCP listener's pipeline, which in-process connections share (null while TCP is disabled). */
     private MqttChannelInitializer tcpInitializer;
+    /** The node's event loops, those of in-process connections included. */
+    private EventLoops loops;
     private final AtomicBoolean closed = new AtomicBoolean();
     private EmbeddedServices embedded;
     private AdminHttpServer http;
@@ -133,7 +135,7 @@ public final class BrokerNode implements AutoCloseable {
 
         metrics = new Metrics(config.nodeId());
         started.push(new Stoppable("metrics", metrics));
-        EventLoops loops = new EventLoops(config.ioThreads());
+        loops = new EventLoops(config.ioThreads());
         started.push(new Stoppable("event loops", loops));
 
         // The admin port comes first so /health/live answers, and /health/ready says "starting",
@@ -590,7 +592,8 @@ public final class BrokerNode implements AutoCloseable {
      * through the TCP listener's pipeline, limits, authentication and metrics, on event loops of
      * their own: connections that take no file descriptor. For an application that embeds the node,
      * and for measuring a node with more connections than the process may open files
-     * (broker-bench's in-process fleet). Stops with the node.
+     * (broker-bench's in-process fleet). Stops with the node: its clients are told so as a socket's
+     * are (DISCONNECT, Server Shutting Down), and their connections end with the event loops.
      *
      * @throws IllegalStateException the TCP listener is disabled, or the node stopped
      */
@@ -602,7 +605,7 @@ public final class BrokerNode implements AutoCloseable {
             throw new IllegalStateException("in-process connections use the TCP listener's pipeline, and it is "
                     + "disabled (listeners.tcp.enabled)");
         }
-        BoundListener bound = Listeners.bindInProcess(config.ioThreads(), "in-process", address, tcpInitializer);
+        BoundListener bound = Listeners.bindInProcess(loops, "in-process", address, tcpInitializer);
         synchronized (started) {
             if (closed.get()) { // close() began meanwhile: it may have drained the stack already
                 bound.close();

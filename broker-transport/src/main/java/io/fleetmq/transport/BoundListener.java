@@ -12,17 +12,10 @@ public final class BoundListener implements AutoCloseable {
 
     private final String name;
     private final Channel channel;
-    /** Run after the listener closed: stops event loops of its own, if it has any. */
-    private final Runnable afterClose;
 
     BoundListener(String name, Channel channel) {
-        this(name, channel, () -> { });
-    }
-
-    BoundListener(String name, Channel channel, Runnable afterClose) {
         this.name = name;
         this.channel = channel;
-        this.afterClose = afterClose;
     }
 
     public String name() {
@@ -43,10 +36,9 @@ public final class BoundListener implements AutoCloseable {
         return address().getPort();
     }
 
-    /** Stops accepting; connections already open are left to their owners (an in-process listener's end with its event loops). */
+    /** Stops accepting; connections already open are left to their owners, and end with the event loops at the latest. */
     @Override
     public void close() {
         channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        afterClose.run();
     }
 }

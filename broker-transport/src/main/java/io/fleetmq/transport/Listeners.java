@@ -5,12 +5,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.local.LocalAddress;
-import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.local.LocalServerChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import java.util.concurrent.TimeUnit;
 
 /** Binds server sockets on the shared event loops. */
 public final class Listeners {
@@ -33,7 +29,7 @@ public final class Listeners {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childHandler(initializer);
+                .childHandler(tracked(loops, initializer));
         ChannelFuture future = bootstrap.bind(host, port).awaitUninterruptibly();
         if (!future.isSuccess()) {
             throw new ListenerBindException(name, host, port, future.cause());
@@ -42,28 +38,35 @@ public final class Listeners {
     }
 
     /**
-     * Accepts connections from this JVM at {@code address} (Netty's local transport) on event loops
-     * of their own ({@code ioThreads}, 0 for as many as the listeners' default), and installs
-     * {@code initializer} on each: the same pipeline as a socket's, with no file descriptor behind
-     * it. Closing the listener stops its event loops, and with them its connections.
+     * Accepts connections from this JVM at {@code address} (Netty's local transport) on the
+     * in-process loops of {@code loops}, and installs {@code initializer} on each: the same pipeline
+     * as a socket's, with no file descriptor behind it. Closing the listener stops accepting; the
+     * connections end as a socket's do, with the node's sessions and at the latest with
+     * {@code loops}.
+     *
+     * @throws IllegalStateException the address is taken, or {@code loops} are closed
      */
-    public static BoundListener bindInProcess(int ioThreads, String name, LocalAddress address,
+    public static BoundListener bindInProcess(EventLoops loops, String name, LocalAddress address,
                                               ChannelInitializer<Channel> initializer) {
-        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(
-                ioThreads > 0 ? ioThreads : EventLoops.defaultIoThreads(),
-                new DefaultThreadFactory("fleetmq-local"), LocalIoHandler.newFactory());
         ChannelFuture future = new ServerBootstrap()
-                .group(group)
+                .group(loops.local())
                 .channel(LocalServerChannel.class)
-                .childHandler(initializer)
+                .childHandler(tracked(loops, initializer))
                 .bind(address).awaitUninterruptibly();
         if (!future.isSuccess()) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             throw new IllegalStateException("cannot accept in-process connections at " + address, future.cause());
         }
-        return new BoundListener(name, future.channel(), () -> {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-            group.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        });
+        return new BoundListener(name, future.channel());
+    }
+
+    /** {@code initializer}, with each connection tracked by {@code loops} first. */
+    private static ChannelInitializer<Channel> tracked(EventLoops loops, ChannelInitializer<Channel> initializer) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                loops.track(ch);
+                ch.pipeline().addLast(initializer);
+            }
+        };
     }
 }

@@ -81,7 +81,11 @@ class InProcessConnectionsTest {
             assertArrayEquals("over a socket".getBytes(StandardCharsets.UTF_8), p.payload());
             pub.disconnect();
 
+            // The node's stop tells the in-process client what it tells a socket's: Server Shutting Down.
             broker.close();
+            byte[] disconnect = next(in);
+            assertEquals(0xE0, disconnect[0] & 0xFF, "DISCONNECT");
+            assertEquals(0x8B, disconnect[2] & 0xFF, "Server shutting down");
             assertTrue(client.closeFuture().await(20, TimeUnit.SECONDS), "the connection ends with the node");
             assertThrows(IllegalStateException.class, () -> broker.node().acceptInProcess(new LocalAddress("late")),
                     "a stopped node accepts nothing more");
