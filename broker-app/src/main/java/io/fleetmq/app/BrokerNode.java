@@ -476,7 +476,8 @@ public final class BrokerNode implements AutoCloseable {
                 tcpInitializer = initializer;
             }
             BoundListener bound = bind(l.portSetting(),
-                    () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(), initializer));
+                    () -> Listeners.bind(loops, l.name(), config.bindAddress(), l.port(),
+                            config.connectionLimits().tcpKeepAliveSeconds(), initializer));
             mqttListeners.add(bound);
             started.push(new Stoppable(l.name() + " listener", bound));
             log.info("Listening for MQTT over {} on {}{}{}", l.name(), bound.address(),

@@ -41,7 +41,12 @@ public final class EventLoops implements AutoCloseable {
     private boolean closed;
 
     public EventLoops(int ioThreads) {
-        this.epoll = Epoll.isAvailable();
+        this(ioThreads, true);
+    }
+
+    /** {@code useEpoll} false: NIO even where epoll is available (tests of the NIO path). */
+    EventLoops(int ioThreads, boolean useEpoll) {
+        this.epoll = useEpoll && Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.acceptors = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fleetmq-accept"), factory);
         this.workers = new MultiThreadIoEventLoopGroup(ioThreads > 0 ? ioThreads : defaultIoThreads(),

@@ -48,7 +48,7 @@ class EventLoopsTest {
         MultiThreadIoEventLoopGroup clientLoop = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
         EventLoops loops = new EventLoops(2);
         try (Socket socket = new Socket()) {
-            BoundListener tcp = Listeners.bind(loops, "test", "127.0.0.1", 0, IDLE);
+            BoundListener tcp = Listeners.bind(loops, "test", "127.0.0.1", 0, 60, IDLE);
             LocalAddress address = new LocalAddress("event-loops-test-" + System.nanoTime());
             Listeners.bindInProcess(loops, "in-process", address, IDLE);
             socket.connect(new InetSocketAddress("127.0.0.1", tcp.port()), 10_000);

@@ -10,10 +10,6 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.EpollChannelOption;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.socket.nio.NioChannelOption;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
@@ -25,7 +21,6 @@ import io.netty.handler.ssl.SslContext;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
-import jdk.net.ExtendedSocketOptions;
 
 /**
  * Pipeline of one MQTT connection: optional PROXY protocol header, optional TLS, optional WebSocket (path {@code /mqtt},
@@ -142,7 +137,6 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
         }
         limits.track(ch);
         ch.attr(NodeLimits.KEY).set(limits);
-        tcpKeepAlive(ch, limits.limits().tcpKeepAliveSeconds());
         ch.config().setWriteBufferWaterMark(writeBuffer);
         // A PUBLISH on its way to the event loop counts its bytes at once, as Netty's own messages do.
         ch.config().setMessageSizeEstimator(PublishEncoder.SIZE);
@@ -194,22 +188,5 @@ public final class MqttChannelInitializer extends ChannelInitializer<Channel> {
             acceptPaused.set(false);
             listener.config().setAutoRead(true);
         }, delay, TimeUnit.NANOSECONDS);
-    }
-
-    /**
-     * Dead peers are found by TCP as well as by MQTT keep alive (which a client may set to hours):
-     * after {@code idleSeconds} of silence the kernel probes every 10 s and drops the connection
-     * after 3 unanswered probes. SO_KEEPALIVE itself is set by the listener.
-     */
-    private static void tcpKeepAlive(Channel ch, int idleSeconds) {
-        if (ch instanceof EpollSocketChannel) {
-            ch.config().setOption(EpollChannelOption.TCP_KEEPIDLE, idleSeconds);
-            ch.config().setOption(EpollChannelOption.TCP_KEEPINTVL, 10);
-            ch.config().setOption(EpollChannelOption.TCP_KEEPCNT, 3);
-        } else if (ch instanceof NioSocketChannel) {
-            ch.config().setOption(NioChannelOption.of(ExtendedSocketOptions.TCP_KEEPIDLE), idleSeconds);
-            ch.config().setOption(NioChannelOption.of(ExtendedSocketOptions.TCP_KEEPINTERVAL), 10);
-            ch.config().setOption(NioChannelOption.of(ExtendedSocketOptions.TCP_KEEPCOUNT), 3);
-        }
     }
 }

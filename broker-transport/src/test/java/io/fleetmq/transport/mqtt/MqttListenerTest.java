@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fleetmq.transport.BoundListener;
 import io.fleetmq.transport.EventLoops;
+import io.fleetmq.transport.EventLoopsAccess;
 import io.fleetmq.transport.ListenerBindException;
 import io.fleetmq.transport.Listeners;
 import java.io.ByteArrayOutputStream;
@@ -25,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Listeners over real sockets: framing, WebSocket carriage, and bind failures. */
 class MqttListenerTest {
@@ -45,7 +48,7 @@ class MqttListenerTest {
     }
 
     private BoundListener bind(boolean webSocket) {
-        return Listeners.bind(loops, "test", "127.0.0.1", 0,
+        return Listeners.bind(loops, "test", "127.0.0.1", 0, 60,
                 new MqttChannelInitializer(null, webSocket, 1024, 64 * 1024, () -> UnavailableConnectionHandler.INSTANCE));
     }
 
@@ -109,7 +112,7 @@ class MqttListenerTest {
     void portInUseIsABindFailureNamingTheAddress() throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
             ListenerBindException e = assertThrows(ListenerBindException.class, () -> Listeners.bind(loops, "TCP",
-                    "127.0.0.1", taken.getLocalPort(),
+                    "127.0.0.1", taken.getLocalPort(), 60,
                     new MqttChannelInitializer(null, false, 1024, 64 * 1024, () -> UnavailableConnectionHandler.INSTANCE)));
             assertEquals(taken.getLocalPort(), e.port());
             assertTrue(e.getMessage().startsWith("TCP listener cannot bind 127.0.0.1:" + taken.getLocalPort()),
@@ -127,17 +130,13 @@ class MqttListenerTest {
         }
     }
 
-    @Test
-    void acceptedConnectionsProbeSilentPeersWithTcpKeepAlive() throws Exception {
+    @ParameterizedTest(name = "epoll {0}")
+    @ValueSource(booleans = {true, false})
+    void acceptedConnectionsProbeSilentPeersWithTcpKeepAlive(boolean epoll) throws Exception {
         CompletableFuture<io.netty.channel.Channel> accepted = new CompletableFuture<>();
-        io.fleetmq.transport.limits.ConnectionLimits d = io.fleetmq.transport.limits.ConnectionLimits.defaults();
-        io.fleetmq.transport.limits.NodeLimits limits = new io.fleetmq.transport.limits.NodeLimits(
-                new io.fleetmq.transport.limits.ConnectionLimits(d.maxClientIdLength(), d.maxTopicLength(),
-                        d.maxTopicLevels(), d.maxUserProperties(), d.maxUserPropertyBytes(), d.packetTimeout(),
-                        d.maxPartialPacketBytes(), d.maxConnections(), d.maxConnectionRate(), 42,
-                        d.maxPublishRate(), d.maxPublishBytesRate(), d.publishRateDisconnect()),
-                new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
-        try (BoundListener listener = Listeners.bind(loops, "test", "127.0.0.1", 0,
+        io.fleetmq.transport.limits.NodeLimits limits = io.fleetmq.transport.limits.NodeLimits.defaults();
+        try (EventLoops own = EventLoopsAccess.create(1, epoll);
+             BoundListener listener = Listeners.bind(own, "test", "127.0.0.1", 0, 42,
                 new MqttChannelInitializer((io.fleetmq.transport.tls.ServerTls) null, false, 1024, 64 * 1024, () -> new io.netty.channel.ChannelInboundHandlerAdapter() {
                     @Override
                     public void channelActive(io.netty.channel.ChannelHandlerContext ctx) {
@@ -146,13 +145,22 @@ class MqttListenerTest {
                 }, limits));
              Socket socket = new Socket("127.0.0.1", listener.port())) {
             io.netty.channel.Channel ch = accepted.get(5, TimeUnit.SECONDS);
+            // Read back from the accepted socket itself: with epoll they were set on the listening socket only.
+            assertEquals(epoll && io.netty.channel.epoll.Epoll.isAvailable(),
+                    ch instanceof io.netty.channel.epoll.EpollSocketChannel, "the transport asked for");
             assertTrue(ch.config().getOption(io.netty.channel.ChannelOption.SO_KEEPALIVE), "SO_KEEPALIVE");
-            if (loops.isEpoll()) {
+            assertTrue(ch.config().getOption(io.netty.channel.ChannelOption.TCP_NODELAY), "TCP_NODELAY");
+            if (ch instanceof io.netty.channel.epoll.EpollSocketChannel) {
                 assertEquals(42, ch.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPIDLE));
+                assertEquals(10, ch.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPINTVL));
                 assertEquals(3, ch.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPCNT));
             } else {
                 assertEquals(42, ch.config().getOption(io.netty.channel.socket.nio.NioChannelOption.of(
                         jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE)));
+                assertEquals(10, ch.config().getOption(io.netty.channel.socket.nio.NioChannelOption.of(
+                        jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL)));
+                assertEquals(3, ch.config().getOption(io.netty.channel.socket.nio.NioChannelOption.of(
+                        jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT)));
             }
             assertEquals(1, limits.connections(), "counted as an open connection of the node");
         }
