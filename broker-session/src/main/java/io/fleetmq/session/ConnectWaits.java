@@ -184,6 +184,31 @@ final class ConnectWaits {
         return false;
     }
 
+    /**
+     * {@code conn} closed before its CONNECT was decided: it stops waiting, unchecked if its
+     * authentication had not started (an auth thread skips it), and no will is published, since
+     * the connection was never accepted. An answer of the connect sequence that still comes is
+     * handled as one for a CONNECT that timed out. False if {@code conn} was not waiting.
+     */
+    boolean lost(ClientConnection conn) {
+        if (pending == null) {
+            return false;
+        }
+        String requestId = null;
+        for (java.util.Map.Entry<String, Pending> e : pending.entrySet()) {
+            if (e.getValue().conn() == conn) {
+                requestId = e.getKey();
+                break;
+            }
+        }
+        if (requestId == null) {
+            return false;
+        }
+        remove(requestId).timeout().cancel(false);
+        refused.run();
+        return true;
+    }
+
     /** A CONNECT for this session: authenticated, then put to the connect sequence. */
     void connect(ClientConnection conn, Packet.Connect connect, String assignedClientId) {
         if (!services.cluster().serving()) {

@@ -176,9 +176,19 @@ public final class SessionActor {
         mailbox.tell(() -> onViolation(conn, code, reason));
     }
 
-    /** The network connection ended without DISCONNECT, or the transport closed it. */
+    /**
+     * The network connection ended without DISCONNECT, or the transport closed it. A connection
+     * whose CONNECT is still waiting is dropped with it: checking, sequencing and accepting a client
+     * that left only to detach it would cost a storm's auth threads and Kafka writes for nothing.
+     */
     public void connectionLost(ClientConnection conn) {
-        mailbox.tell(() -> ifCurrent(conn, () -> detach(true)));
+        mailbox.tell(() -> {
+            if (connection.is(conn)) {
+                detach(true);
+            } else {
+                connects.lost(conn);
+            }
+        });
     }
 
     /** Nothing arrived within 1.5 times the keep-alive [MQTT-3.1.2-22]. */

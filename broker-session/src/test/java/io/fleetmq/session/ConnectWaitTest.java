@@ -112,6 +112,53 @@ class ConnectWaitTest {
         assertTrue(second.written(Packet.ConnAck.class).get(0).sessionPresent());
     }
 
+    @Test
+    void aConnectionLostBeforeItsConnackStopsWaitingAndLeavesNeitherSessionNorWill() {
+        SessionHarness h = new SessionHarness();
+        h.sequence.answering = false;
+        RecordingConnection c = new RecordingConnection();
+        Packet.Will will = new Packet.Will("wills/c", new byte[] {1}, 0, false, 0, -1, -1, null, null, null, List.of());
+        h.registry.connect(SessionHarness.connectPacket(CLIENT, true, 0, 10, will), c);
+        h.actors.runAll();
+
+        h.lose(CLIENT, c);
+
+        assertNull(h.session(CLIENT), "nothing waits for the sequence any more");
+        int before = h.sequence.events.size();
+        answer(h); // the sequence had it stored, and decides it now
+        assertTrue(h.sequence.events.subList(before, h.sequence.events.size()).stream()
+                .anyMatch(e -> e instanceof io.fleetmq.core.cluster.SessionEvent.Disconnected),
+                "the acceptance is undone at once");
+        h.timers.advance(h.sequence.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        h.actors.runAll();
+        assertEquals(List.of(), c.written, "no CONNACK to a connection that is gone, not even the timeout's 0x88");
+        assertEquals(List.of(), h.publishLog.appended, "a connection never accepted leaves no will");
+        assertTrue(h.publishLog.pending.isEmpty(), "nor one on its way");
+    }
+
+    @Test
+    void aLostReconnectionLeavesTheSessionItCameForAsItWas() {
+        SessionHarness h = new SessionHarness();
+        RecordingConnection first = h.connect(CLIENT, true, 3600, 10);
+        h.subscribe(CLIENT, first, "t/#", 1);
+        h.lose(CLIENT, first);
+        h.sequence.answering = false;
+        RecordingConnection again = h.connectOnly(CLIENT, false, 3600, 10);
+        h.actors.runAll();
+
+        h.lose(CLIENT, again);
+
+        SessionActor session = h.session(CLIENT);
+        assertTrue(session != null, "the persistent session stays");
+        assertEquals(List.of(), again.written);
+        // It still takes what is published for it, and the next connection gets it.
+        h.deliver(CLIENT, h.message("t/x", 1), 1);
+        h.sequence.answering = true;
+        RecordingConnection third = h.connect(CLIENT, false, 3600, 10);
+        assertTrue(third.written(Packet.ConnAck.class).get(0).sessionPresent());
+        assertEquals(1, third.written(Packet.Publish.class).size(), "the message kept while it was away");
+    }
+
     /** The sequence answers the CONNECT it kept, as it would have. */
     private static void answer(SessionHarness h) {
         io.fleetmq.core.cluster.SessionEvent.Connect connect = h.sequence.events.stream()

@@ -7,9 +7,13 @@ import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.SecurityChange;
 import io.fleetmq.persistence.auth.PasswordHashes;
 import io.fleetmq.persistence.security.Credentials;
+import io.fleetmq.testkit.Await;
+import io.fleetmq.testkit.RawMqtt;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -108,6 +112,31 @@ class AuthQueueTest {
             // they still checked, it would time out as well.
             assertEquals(0x00, code(fx, unique("g"), good, "right"), "a client after the storm");
             assertTrue(fx.broker().metric("fleetmq_auth_abandoned_total", null) > 0, "dropped unchecked, counted");
+        }
+    }
+
+    @Test
+    @DisplayName("CONNECTs whose clients hung up while they waited in the auth queue are dropped from it unchecked")
+    void connectsWhoseConnectionsClosedAreNotChecked(@TempDir Path dir) throws Exception {
+        try (SecurityFixture fx = SecurityFixture.startNode(dir, Map.of("MQTT_AUTH_THREADS", "1",
+                "MQTT_AUTH_MAX_PENDING", "1000", "MQTT_AUTH_MAX_WAIT", "0", "CLUSTER_CONNECT_TIMEOUT", "4s"))) {
+            String user = slowCredential(fx);
+            String good = unique("good");
+            fx.credential(good, null, "right", List.of(), List.of());
+            double abandonedBefore = fx.broker().metric("fleetmq_auth_abandoned_total", null);
+
+            // 24 clients send a CONNECT whose check is a hash of cost 12 and hang up at once.
+            for (int i = 0; i < 24; i++) {
+                try (RawMqtt raw = RawMqtt.connect(fx.broker().mqttPort())) {
+                    raw.send(RawMqtt.connectWithCredentials(5, unique("gone" + i), user,
+                            ("guess-" + i).getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+
+            // Behind their hashes, were they still checked, this CONNECT would wait past the 4 s.
+            assertEquals(0x00, code(fx, unique("g"), good, "right"), "a client behind the ones that left");
+            Await.until(Duration.ofSeconds(20), "the CONNECTs of closed connections dropped unchecked",
+                    () -> fx.broker().metric("fleetmq_auth_abandoned_total", null) - abandonedBefore >= 20);
         }
     }
 }
