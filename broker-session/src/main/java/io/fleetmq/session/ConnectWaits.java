@@ -266,7 +266,14 @@ final class ConnectWaits {
             stepped(requestId, step.join());
             return;
         }
+        Pending waiting = pending(requestId);
+        if (waiting != null) {
+            put(requestId, waiting.asking(step)); // cancelled, and skipped by the auth thread, if the CONNECT stops waiting
+        }
         step.whenComplete((s, e) -> {
+            if (e instanceof java.util.concurrent.CancellationException) {
+                return; // this CONNECT stopped waiting and is gone
+            }
             if (e != null) {
                 if (LOG_LIMIT.allow()) {
                     log.warn("{}: enhanced authentication failed: {}{}",

@@ -88,7 +88,7 @@ final class Reauthentication {
         }
         if (auth.reasonCode() == ReasonCode.RE_AUTHENTICATE && !running) {
             running = true;
-            step(guard.startAuthentication(new SessionGuard.ConnectRequest(clientId, connect, conn.address(),
+            step(guard.startReauthentication(new SessionGuard.ConnectRequest(clientId, connect, conn.address(),
                     conn.secure()), method, auth.authenticationData()));
         } else if (auth.reasonCode() == ReasonCode.CONTINUE_AUTHENTICATION && exchange != null) {
             SessionGuard.Exchange next = exchange;

@@ -112,4 +112,13 @@ public interface SessionGuard {
     default CompletionStage<AuthStep> startAuthentication(ConnectRequest request, String method, byte[] data) {
         return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
     }
+
+    /**
+     * Starts a re-authentication (AUTH 0x19 on an open connection; {@code request} is the
+     * connection's CONNECT): as {@link #startAuthentication}, but a guard may let it past bounds
+     * meant for storms of CONNECTs, since refusing it would end a connection that is working.
+     */
+    default CompletionStage<AuthStep> startReauthentication(ConnectRequest request, String method, byte[] data) {
+        return startAuthentication(request, method, data);
+    }
 }

@@ -213,7 +213,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             asked.add(p);
         }
         ScramAuthentication scram = settings.providers().contains("scram")
-                ? new ScramAuthentication(credentials, pool, refusedLog,
+                ? new ScramAuthentication(credentials, this::onAuthThread, refusedLog,
                         (request, username) -> blockList.match(request.clientId(), username, request.address(),
                                 clock.instant()).isPresent(),
                         (id, clientId) -> access(id, clientId))
@@ -274,34 +274,52 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             return CompletableFuture.completedFuture(anonymous(c, request));
         }
         int from = next;
-        if (!queueBound.admits(pool.getQueue().size())) {
-            return busy(request); // those queued already would hold the threads longer than auth.max-wait
-        }
-        CompletableFuture<Verdict> verdict = new CompletableFuture<>();
         try {
-            pool.execute(() -> {
-                if (verdict.isDone()) {
-                    abandoned.increment(); // its client stopped waiting (ConnectWaits cancelled it)
-                    return;
-                }
-                long start = System.nanoTime();
+            return onAuthThread(true, () -> {
                 try {
-                    verdict.complete(ask(c, request, auth, from));
+                    return ask(c, request, auth, from);
                 } catch (RuntimeException e) {
                     if (LOG_LIMIT.allow()) {
                         log.warn("{}: authentication failed: {}{}",
                                 ClientText.of(request.clientId()), e.toString(), LOG_LIMIT.suppressedNote());
                     }
                     authMeters.refused("none", ReasonCode.SERVER_UNAVAILABLE);
-                    verdict.complete(refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE));
-                } finally {
-                    queueBound.took(System.nanoTime() - start);
+                    return refuse(request, ReasonCode.SERVER_UNAVAILABLE, RefusedConnection.AUTH_UNAVAILABLE);
                 }
             });
         } catch (RejectedExecutionException e) {
-            return busy(request); // auth.max-pending wait already
+            return busy(request); // beyond auth.max-wait of expected work, or auth.max-pending queued
         }
-        return verdict;
+    }
+
+    /**
+     * Queues {@code work} for an auth thread, which skips it if the result was completed (cancelled)
+     * meanwhile: its CONNECT stopped waiting. What each task took feeds the queue's bound.
+     *
+     * @param boundedByWait whether {@code auth.max-wait} applies (CONNECTs), besides {@code auth.max-pending}
+     * @throws RejectedExecutionException those queued already would hold the threads longer than
+     *                                    {@code auth.max-wait}, or {@code auth.max-pending} wait
+     */
+    private <T> CompletableFuture<T> onAuthThread(boolean boundedByWait, java.util.function.Supplier<T> work) {
+        if (boundedByWait && !queueBound.admits(pool.getQueue().size())) {
+            throw new RejectedExecutionException("the auth queue's expected wait is beyond auth.max-wait");
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        pool.execute(() -> {
+            if (result.isDone()) {
+                abandoned.increment(); // its client stopped waiting (ConnectWaits cancelled it)
+                return;
+            }
+            long start = System.nanoTime();
+            try {
+                result.complete(work.get());
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            } finally {
+                queueBound.took(System.nanoTime() - start);
+            }
+        });
+        return result;
     }
 
     /** 0x89 Server busy: a storm of CONNECTs (bad passwords cost a hash each) is refused beyond the auth queue's bound. */
@@ -316,6 +334,16 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
      */
     @Override
     public CompletionStage<AuthStep> startAuthentication(ConnectRequest request, String method, byte[] data) {
+        return start(request, method, data, true);
+    }
+
+    /** As a CONNECT's, but past {@code auth.max-wait}: a working connection is not ended for a storm of others. */
+    @Override
+    public CompletionStage<AuthStep> startReauthentication(ConnectRequest request, String method, byte[] data) {
+        return start(request, method, data, false);
+    }
+
+    private CompletionStage<AuthStep> start(ConnectRequest request, String method, byte[] data, boolean boundedByWait) {
         ScramAlgorithm algorithm = ScramAlgorithm.ofMechanism(method);
         ScramAuthentication scram = chain.scram();
         if (scram == null || algorithm == null) {
@@ -323,12 +351,16 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             authMeters.refused(scram == null ? "none" : "scram", ReasonCode.BAD_AUTHENTICATION_METHOD);
             return CompletableFuture.completedFuture(new AuthStep.Failed(ReasonCode.BAD_AUTHENTICATION_METHOD));
         }
-        return counted(scram.start(request, algorithm, data));
+        return counted(scram.start(request, algorithm, data, boundedByWait));
     }
 
-    /** Counts a SCRAM exchange once it ends, however many rounds it takes. */
+    /**
+     * Counts a SCRAM exchange once it ends, however many rounds it takes. Cancelling what it returns
+     * cancels {@code step}, so that an auth thread skips a step whose CONNECT stopped waiting.
+     */
     private CompletionStage<AuthStep> counted(CompletionStage<AuthStep> step) {
-        return step.thenApply(s -> {
+        CompletableFuture<AuthStep> source = step.toCompletableFuture();
+        CompletableFuture<AuthStep> out = source.thenApply(s -> {
             if (s instanceof AuthStep.Continue more) {
                 return new AuthStep.Continue(more.data(), data -> counted(more.next().next(data)));
             }
@@ -339,6 +371,12 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             }
             return s;
         });
+        out.whenComplete((s, e) -> {
+            if (e instanceof java.util.concurrent.CancellationException) {
+                source.cancel(false);
+            }
+        });
+        return out;
     }
 
     /** Asks the providers from {@code from} on, in order, on an auth thread. */

@@ -17,7 +17,6 @@ import java.security.SecureRandom;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiFunction;
 import java.util.function.BiPredicate;
@@ -36,8 +35,21 @@ final class ScramAuthentication {
 
     private static final Logger log = LoggerFactory.getLogger(ScramAuthentication.class);
 
+    /**
+     * The node's auth threads: runs a step there, under the auth queue's bound, and skips it if its
+     * result was cancelled meanwhile (the CONNECT stopped waiting).
+     */
+    @FunctionalInterface
+    interface AuthThreads {
+        /**
+         * @param boundedByWait whether {@code auth.max-wait} applies: for a CONNECT, not a re-authentication
+         * @throws RejectedExecutionException the auth queue is at its bound: Server busy
+         */
+        CompletableFuture<AuthStep> run(boolean boundedByWait, java.util.function.Supplier<AuthStep> step);
+    }
+
     private final Credentials credentials;
-    private final Executor pool;
+    private final AuthThreads pool;
     private final RefusedLog refusedLog;
     private final BiPredicate<ConnectRequest, String> blocked;
     private final BiFunction<Identity, String, ClientAccess> access;
@@ -48,7 +60,7 @@ final class ScramAuthentication {
      * @param blocked whether the blocked clients match the request with this user name
      * @param access  the rights of an identity for a client ID
      */
-    ScramAuthentication(Credentials credentials, Executor pool, RefusedLog refusedLog,
+    ScramAuthentication(Credentials credentials, AuthThreads pool, RefusedLog refusedLog,
             BiPredicate<ConnectRequest, String> blocked, BiFunction<Identity, String, ClientAccess> access) {
         this.credentials = credentials;
         this.pool = pool;
@@ -58,8 +70,13 @@ final class ScramAuthentication {
         new SecureRandom().nextBytes(unknownUserSecret);
     }
 
-    /** The client's first message arrived (in CONNECT, or in AUTH 0x19 to re-authenticate). */
-    CompletionStage<AuthStep> start(ConnectRequest request, ScramAlgorithm algorithm, byte[] clientFirst) {
+    /**
+     * The client's first message arrived (in CONNECT, or in AUTH 0x19 to re-authenticate).
+     *
+     * @param boundedByWait whether the auth queue's {@code auth.max-wait} applies (a CONNECT)
+     */
+    CompletionStage<AuthStep> start(ConnectRequest request, ScramAlgorithm algorithm, byte[] clientFirst,
+            boolean boundedByWait) {
         ScramServer.ClientFirst first;
         try {
             first = ScramServer.parseClientFirst(clientFirst);
@@ -70,13 +87,11 @@ final class ScramAuthentication {
         if (blocked.test(request, first.username())) {
             return done(refuse(request, first.username(), ReasonCode.BANNED, RefusedConnection.BLOCKED));
         }
-        CompletableFuture<AuthStep> step = new CompletableFuture<>();
         try {
-            pool.execute(() -> step.complete(serverFirst(request, algorithm, first)));
+            return pool.run(boundedByWait, () -> serverFirst(request, algorithm, first));
         } catch (RejectedExecutionException e) {
             return done(refuse(request, first.username(), ReasonCode.SERVER_BUSY, RefusedConnection.AUTH_BUSY));
         }
-        return step;
     }
 
     /** On an auth thread: reads the credential and answers with server-first. */

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fleetmq.core.security.Credential;
 import io.fleetmq.core.security.SecurityChange;
+import io.fleetmq.core.security.scram.ScramAlgorithm;
+import io.fleetmq.core.security.scram.ScramKeys;
 import io.fleetmq.persistence.auth.PasswordHashes;
 import io.fleetmq.persistence.security.Credentials;
 import io.fleetmq.testkit.Await;
@@ -137,6 +139,94 @@ class AuthQueueTest {
             assertEquals(0x00, code(fx, unique("g"), good, "right"), "a client behind the ones that left");
             Await.until(Duration.ofSeconds(20), "the CONNECTs of closed connections dropped unchecked",
                     () -> fx.broker().metric("fleetmq_auth_abandoned_total", null) - abandonedBefore >= 20);
+        }
+    }
+
+    /** A connection through the SCRAM-SHA-256 exchange as {@code user}, up to the CONNACK (left to read). */
+    private static RawMqtt scramConnect(SecurityFixture fx, String user, String clientId) throws Exception {
+        ScramClient client = new ScramClient("SHA-256", user, "pw");
+        RawMqtt raw = RawMqtt.connect(fx.broker().mqttPort());
+        raw.send(client.connect(clientId));
+        ScramClient.Auth serverFirst = ScramClient.readAuth(raw);
+        assertEquals(0x18, serverFirst.reason(), "AUTH 0x18 Continue authentication");
+        raw.send(ScramClient.auth(0x18, client.method(), client.clientFinal(serverFirst.data())));
+        return raw;
+    }
+
+    /** A SCRAM-SHA-256 credential for {@code user}, announced to the node. */
+    private static void scramCredential(SecurityFixture fx, String user) {
+        Credential c = fx.credentials.create(new Credentials.Input(Credential.SCRAM, user, null, null, null,
+                List.of(), List.of(), ScramKeys.derive(ScramAlgorithm.ofApiName("SHA-256"), "pw".toCharArray())));
+        fx.announce(new SecurityChange(SecurityChange.Kind.CREDENTIAL, c.id(), false, false));
+    }
+
+    @Test
+    @DisplayName("SCRAM exchanges share the auth queue's bound: beyond auth.max-wait of expected work a SCRAM CONNECT gets 0x89 as a password's does")
+    void scramExchangesAreBoundedAsPasswordChecksAre(@TempDir Path dir) throws Exception {
+        try (SecurityFixture fx = SecurityFixture.startNode(dir, Map.of("MQTT_AUTH_THREADS", "1",
+                "MQTT_AUTH_MAX_WAIT", "50ms", "AUTH_PROVIDERS", "basic,scram"))) {
+            String slow = slowCredential(fx);
+            String user = unique("scram");
+            scramCredential(fx, user);
+            // Connected while the node is idle: a SCRAM read is quick.
+            try (RawMqtt connected = scramConnect(fx, user, unique("early"))) {
+                assertEquals(0x00, RawMqtt.parseConnAckV5(connected.readType(2)).reasonCode());
+
+                // A check of cost 12 teaches the node that a CONNECT holds its one auth thread far longer than 50 ms.
+                assertEquals(0x86, code(fx, unique("v"), slow, "guess"));
+
+                try (RawMqtt raw = RawMqtt.connect(fx.broker().mqttPort())) {
+                    raw.send(new ScramClient("SHA-256", user, "pw").connect(unique("s")));
+                    byte[] answer = raw.read();
+                    assertEquals(0x20, answer[0] & 0xF0, "CONNACK at once, no AUTH exchange");
+                    assertEquals(0x89, answer[3] & 0xFF, "Server busy");
+                }
+                assertTrue(fx.broker().metric("fleetmq_connections_refused_total", "reason=\"auth_busy\"") >= 1,
+                        "counted as the busy refusal it is");
+
+                // A connection that works is not ended for that bound: its re-authentication goes through.
+                ScramClient again = new ScramClient("SHA-256", user, "pw");
+                connected.send(ScramClient.auth(0x19, again.method(), again.clientFirst()));
+                ScramClient.Auth serverFirst = ScramClient.readAuth(connected);
+                assertEquals(0x18, serverFirst.reason(), "AUTH 0x18, not DISCONNECT 0x89");
+                connected.send(ScramClient.auth(0x18, again.method(), again.clientFinal(serverFirst.data())));
+                assertEquals(0x00, ScramClient.readAuth(connected).reason(), "re-authenticated");
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("A SCRAM CONNECT whose client hung up while it waited in the auth queue is dropped from it unchecked")
+    void scramConnectsWhoseConnectionsClosedAreNotChecked(@TempDir Path dir) throws Exception {
+        try (SecurityFixture fx = SecurityFixture.startNode(dir, Map.of("MQTT_AUTH_THREADS", "1",
+                "MQTT_AUTH_MAX_WAIT", "0", "AUTH_PROVIDERS", "basic,scram"))) {
+            String slow = slowCredential(fx);
+            String user = unique("scram");
+            scramCredential(fx, user);
+            double abandonedBefore = fx.broker().metric("fleetmq_auth_abandoned_total", null);
+            List<RawMqtt> waiting = new ArrayList<>();
+            try {
+                // Three hashes of cost 12 hold the one auth thread; their clients keep waiting.
+                for (int i = 0; i < 3; i++) {
+                    RawMqtt raw = RawMqtt.connect(fx.broker().mqttPort());
+                    waiting.add(raw);
+                    raw.send(RawMqtt.connectWithCredentials(5, unique("w" + i), slow,
+                            ("guess-" + i).getBytes(StandardCharsets.UTF_8)));
+                }
+                // Behind them, a SCRAM CONNECT whose client hangs up at once.
+                try (RawMqtt raw = RawMqtt.connect(fx.broker().mqttPort())) {
+                    raw.send(new ScramClient("SHA-256", user, "pw").connect(unique("s")));
+                }
+                Await.until(Duration.ofSeconds(20), "the SCRAM step of a closed connection skipped, counted",
+                        () -> fx.broker().metric("fleetmq_auth_abandoned_total", null) - abandonedBefore >= 1);
+                for (RawMqtt raw : waiting) {
+                    assertEquals(0x86, RawMqtt.parseConnAckV5(raw.readType(2)).reasonCode(), "the waiting ones checked");
+                }
+            } finally {
+                for (RawMqtt raw : waiting) {
+                    raw.close();
+                }
+            }
         }
     }
 }
