@@ -172,16 +172,24 @@ final class ConnectWaits {
 
     /** Holds {@code again} until {@code conn}'s CONNECT is decided; false if {@code conn} is not waiting. */
     boolean defer(ClientConnection conn, Runnable again) {
-        if (pending == null) {
+        String requestId = requestOf(conn);
+        if (requestId == null) {
             return false;
         }
-        for (Pending p : pending.values()) {
-            if (p.conn() == conn) {
-                p.deferred().add(again);
-                return true;
+        pending.get(requestId).deferred().add(again);
+        return true;
+    }
+
+    /** The request ID of {@code conn}'s waiting CONNECT, or null if it is not waiting. */
+    private String requestOf(ClientConnection conn) {
+        if (pending != null) {
+            for (java.util.Map.Entry<String, Pending> e : pending.entrySet()) {
+                if (e.getValue().conn() == conn) {
+                    return e.getKey();
+                }
             }
         }
-        return false;
+        return null;
     }
 
     /**
@@ -191,16 +199,7 @@ final class ConnectWaits {
      * handled as one for a CONNECT that timed out. False if {@code conn} was not waiting.
      */
     boolean lost(ClientConnection conn) {
-        if (pending == null) {
-            return false;
-        }
-        String requestId = null;
-        for (java.util.Map.Entry<String, Pending> e : pending.entrySet()) {
-            if (e.getValue().conn() == conn) {
-                requestId = e.getKey();
-                break;
-            }
-        }
+        String requestId = requestOf(conn);
         if (requestId == null) {
             return false;
         }

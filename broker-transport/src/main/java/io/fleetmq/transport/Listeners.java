@@ -25,8 +25,8 @@ public final class Listeners {
     private static final int TCP_KEEPINTVL = 5;
     private static final int TCP_KEEPCNT = 6;
     /** Seconds between keep-alive probes, and unanswered probes before the kernel drops the connection. */
-    static final int KEEPALIVE_INTERVAL_SECONDS = 10;
-    static final int KEEPALIVE_PROBES = 3;
+    private static final int KEEPALIVE_INTERVAL_SECONDS = 10;
+    private static final int KEEPALIVE_PROBES = 3;
 
     /**
      * Binds {@code host:port} (port 0 picks a free one) and installs {@code initializer} on every
