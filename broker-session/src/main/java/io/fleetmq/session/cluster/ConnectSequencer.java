@@ -703,7 +703,7 @@ public final class ConnectSequencer {
     private void settle(String clientId, SessionDirectory.Pending p, org.apache.kafka.clients.producer.RecordMetadata m,
             Throwable e) {
         if (e == null) {
-            p.offset = m.offset();
+            directory.stored(p, m.offset());
         } else {
             directory.failed(clientId, p); // the batch is read again and decides from what is stored
             log.warn("Session state of {} not stored: {}", ClientText.of(clientId), e.toString());

@@ -18,6 +18,13 @@ public final class SessionDirectory {
     private final Map<String, SessionState> states = new ConcurrentHashMap<>();
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
     /**
+     * The pending writes Kafka has stored, by their offset in the topic's one partition: those at or
+     * before a record the follower applies are in {@link #states} by then and leave {@link #pending}.
+     * Ordered, so that each applied record looks only at the writes it settles, not at all of them.
+     */
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, Pending> stored =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
+    /**
      * The client IDs of {@link #states} in order, so that the admin API pages through 100,000
      * sessions without sorting them per request. Kept beside the hash map, whose lookups the
      * message path makes, rather than replacing it.
@@ -48,11 +55,12 @@ public final class SessionDirectory {
      * {@code deletedAt} is the offset of the event that deleted it.
      */
     static final class Pending {
+        final String clientId;
         final SessionState state;
         final long deletedAt;
-        volatile long offset = Long.MAX_VALUE;
 
-        Pending(SessionState state, long deletedAt) {
+        Pending(String clientId, SessionState state, long deletedAt) {
+            this.clientId = clientId;
             this.state = state;
             this.deletedAt = deletedAt;
         }
@@ -201,23 +209,34 @@ public final class SessionDirectory {
         } else if (persistentApplication(before)) {
             applicationClients.remove(clientId);
         }
-        if (!pending.isEmpty()) {
-            pending.entrySet().removeIf(e -> e.getValue().offset <= offset);
+        Map.Entry<Long, Pending> settled;
+        while ((settled = stored.firstEntry()) != null && settled.getKey() <= offset) {
+            stored.remove(settled.getKey(), settled.getValue());
+            // Unless a later write of the same client ID replaced it, which stays pending.
+            pending.remove(settled.getValue().clientId, settled.getValue());
         }
     }
 
     /** The connect sequence wrote {@code state}; effective here at once. */
     Pending written(String clientId, SessionState state) {
-        Pending p = new Pending(state, SessionState.UNKNOWN);
+        Pending p = new Pending(clientId, state, SessionState.UNKNOWN);
         pending.put(clientId, p);
         return p;
     }
 
     /** The connect sequence deleted the session, deciding the event at {@code decidedAt}; effective here at once. */
     Pending deleted(String clientId, long decidedAt) {
-        Pending p = new Pending(null, decidedAt);
+        Pending p = new Pending(clientId, null, decidedAt);
         pending.put(clientId, p);
         return p;
+    }
+
+    /**
+     * Kafka stored the write {@code p} at {@code offset}: it stays in this node's view until the
+     * follower has applied that record (or a later one), which may already have happened.
+     */
+    void stored(Pending p, long offset) {
+        stored.put(offset, p);
     }
 
     /**

@@ -57,14 +57,14 @@ class SessionDirectoryTest {
 
         SessionDirectory.Pending written = d.written("c", state("c", 60, ClientTypes.DEVICE).withDecidedAt(7));
         assertEquals(7, d.decidedAt("c"), "a pending write counts at once");
-        written.offset = 100;
+        d.stored(written, 100);
         d.applied("c", state("c", 60, ClientTypes.DEVICE), 100, 7);
         assertEquals(7, d.decidedAt("c"), "from the record's header once back from Kafka");
         assertEquals(7, d.get("c").orElseThrow().decidedAt());
 
         SessionDirectory.Pending deleted = d.deleted("c", 9);
         assertEquals(9, d.decidedAt("c"), "a pending delete counts at once");
-        deleted.offset = 101;
+        d.stored(deleted, 101);
         d.applied("c", null, 101, 9);
         assertEquals(java.util.Optional.empty(), d.get("c"));
         assertEquals(9, d.decidedAt("c"), "a deleted session's last event is remembered");
@@ -90,6 +90,30 @@ class SessionDirectoryTest {
         d.failed("c", first);
         assertEquals(6, d.decidedAt("c"), "the later write stands");
         assertEquals(30, d.get("c").orElseThrow().sessionExpirySeconds());
+    }
+
+    @Test
+    void aStoredWriteLeavesThePendingViewOnceItsRecordOrALaterOneIsApplied() {
+        SessionDirectory d = new SessionDirectory();
+        SessionDirectory.Pending first = d.written("a", state("a", 60, ClientTypes.DEVICE).withDecidedAt(1));
+        SessionDirectory.Pending other = d.written("b", state("b", 60, ClientTypes.DEVICE).withDecidedAt(2));
+        d.stored(first, 10);
+        SessionDirectory.Pending replacing = d.written("a", state("a", 30, ClientTypes.DEVICE).withDecidedAt(3));
+
+        d.applied("b", state("b", 0, ClientTypes.DEVICE), 9, 0); // another node's earlier write of b
+        assertEquals(60, d.get("b").orElseThrow().sessionExpirySeconds(), "b's own write is still ahead");
+        d.applied("a", state("a", 60, ClientTypes.DEVICE), 10, 1);
+        assertEquals(30, d.get("a").orElseThrow().sessionExpirySeconds(), "the write that replaced it stays pending");
+
+        // b's record is read before Kafka's answer for it arrives: it settles with the next record.
+        d.applied("b", state("b", 60, ClientTypes.DEVICE), 11, 2);
+        d.stored(other, 11);
+        d.stored(replacing, 12);
+        d.applied("a", state("a", 30, ClientTypes.DEVICE), 12, 3);
+        d.applied("b", state("b", 1, ClientTypes.DEVICE), 13, 5); // another node's write of b, after its own
+        assertEquals(1, d.get("b").orElseThrow().sessionExpirySeconds(), "no pending write of b shadows the topic");
+        d.applied("a", state("a", 7, ClientTypes.DEVICE), 14, 6);
+        assertEquals(7, d.get("a").orElseThrow().sessionExpirySeconds(), "nor of a");
     }
 
     @Test
