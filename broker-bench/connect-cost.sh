@@ -6,6 +6,8 @@
 #
 #   broker-bench/connect-cost.sh OUT ROUNDS JAR...
 #
+# JAR may be JAVA=JAR to run that build with another java launcher (lib.sh, jar_spec): the same build
+# on two JVMs is then measured in turns.
 # The builds take turns, ROUNDS times (A B A B ...), each on a fresh data directory. Before the
 # measured run each node connects unmeasured for WARM seconds (default 180): the JIT compiles the
 # broker's and the embedded Kafka's code for minutes, and CONNECT alone reaches its steady rate
@@ -28,7 +30,8 @@ commits() { # every consumer of the node: the connect sequence's, the followers'
 ticks=$(getconf CLK_TCK)
 for round in $(seq 1 "$rounds"); do
   i=0
-  for jar in "${jars[@]}"; do
+  for spec in "${jars[@]}"; do
+    jar_spec "$spec"
     i=$((i + 1))
     start_node_30k "$jar" "$out/node" "$out/node-$round-$i.log" 2g "$admin_pass"
     make_credential 30083 "$admin_pass" "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\"}"
@@ -43,7 +46,7 @@ r = json.loads(sys.stdin.read())
 l = r["connack_latency_us"]
 print(round(r["accepted_per_s"]), round(r["accepted_per_s"] * (r["warmup_s"] + r["measured_s"])),
       round(l["p50"] / 1000, 1), round(l["p99"] / 1000, 1))')
-    echo "round $round, $jar: accepted/s $rate, CONNACK p50 $p50 ms p99 $p99 ms," \
+    echo "round $round, $spec: accepted/s $rate, CONNACK p50 $p50 ms p99 $p99 ms," \
       "node CPU us/CONNECT $(echo "scale=1; ($after - $before) * 1000000 / $ticks / $total" | bc)," \
       "Kafka commits per CONNECT $(echo "scale=3; ($commits1 - $commits0) / $total" | bc)" \
       | tee -a "$out/summary.txt"

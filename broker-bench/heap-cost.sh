@@ -8,6 +8,8 @@
 #
 #   broker-bench/heap-cost.sh OUT CLIENTS JAR...
 #
+# JAR may be JAVA=JAR to run that build with another java launcher (lib.sh, jar_spec); jcmd is then
+# taken from that launcher's directory, since a JDK's jcmd attaches to its own version.
 # The node runs with -Xmx1g and authentication on (one bcrypt `basic` credential with publish and
 # subscribe rules, made through the admin API), as in perf-sitting.sh. CLIENTS above about 19,000
 # need a higher open-file limit than 20,000 (ulimit -Hn) for the node and the generator. Needs
@@ -18,9 +20,11 @@ cd "$(dirname "$0")/.."
 . broker-bench/lib.sh
 out=$(realpath -m "$1"); clients=$2; shift 2
 mkdir -p "$out"
+jcmd() { "$(dirname "$(readlink -f "$(command -v "$node_java")")")/jcmd" "$@"; }
 used_kib() { jcmd "$1" GC.run >/dev/null; jcmd "$1" GC.heap_info | awk '/garbage-first heap/ {sub("K", "", $6); print $6}'; }
 i=0
-for jar in "$@"; do
+for spec in "$@"; do
+  jar_spec "$spec"
   i=$((i + 1))
   start_node_30k "$jar" "$out/node" "$out/$i-node.log" 1g bench-admin-secret-1
   make_credential 30083 bench-admin-secret-1 \
@@ -38,7 +42,7 @@ for jar in "$@"; do
   jcmd "$node" GC.class_histogram >"$out/$i-histogram-held.txt"
   if [ -n "${DUMP:-}" ]; then jcmd "$node" GC.heap_dump "$out/$i-held.hprof" >/dev/null; fi
   wait "$gen" || true
-  echo "$jar: live heap ${before} KiB empty, ${after} KiB with $clients connections held," \
+  echo "$spec: live heap ${before} KiB empty, ${after} KiB with $clients connections held," \
     "$(( (after - before) * 1024 / clients )) bytes per connection with ${SUBSCRIPTIONS:-1} subscription(s); $(grep '^result' "$out/$i-idle.txt")" \
     | tee -a "$out/summary.txt"
   kill "$node"; wait "$node" || true

@@ -16,6 +16,16 @@ make_credential() {
     -H 'Content-Type: application/json' -d "$3" >/dev/null
 }
 
+# A build to measure, given as JAR or as JAVA=JAR (the java launcher to run it with, by default the
+# java on the PATH): sets jar and node_java, which start_node_30k runs.
+#   jar_spec SPEC
+jar_spec() {
+  case $1 in
+    *=*) node_java=${1%%=*}; jar=${1#*=} ;;
+    *) node_java=java; jar=$1 ;;
+  esac
+}
+
 # The arguments of a script that runs builds in turns, OUT ROUNDS JAR...: sets out (made if
 # missing), rounds and the array jars.
 #   rounds_args "$@"
@@ -28,16 +38,17 @@ rounds_args() {
 # CPU time the process of PID has used so far, user and system, in clock ticks (getconf CLK_TCK).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# Starts a standalone node of JAR with authentication on, on a fresh data directory DATA, and waits
-# until it is ready; sets `node` to its PID and kills it when the script exits. MQTT on 30883,
-# admin HTTP on 30083, embedded services on 30092/30093/30379/30432; admin password ADMIN_PASSWORD.
+# Starts a standalone node of JAR (run by node_java, default java; see jar_spec) with authentication
+# on, on a fresh data directory DATA, and waits until it is ready; sets `node` to its PID and kills it
+# when the script exits. MQTT on 30883, admin HTTP on 30083, embedded services on
+# 30092/30093/30379/30432; admin password ADMIN_PASSWORD.
 #   start_node_30k JAR DATA LOG HEAP ADMIN_PASSWORD
 start_node_30k() {
   rm -rf "$2"
   MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_CONNECTION_RATE=1000000 ADMIN_PASSWORD="$5" \
   BROKER_DATA_DIR="$2" MQTT_TCP_PORT=30883 HTTP_PORT=30083 MQTT_WS_ENABLED=false \
   EMBEDDED_KAFKA_PORT=30092 EMBEDDED_KAFKA_CONTROLLER_PORT=30093 EMBEDDED_REDIS_PORT=30379 \
-  EMBEDDED_POSTGRES_PORT=30432 java "-Xmx$4" -jar "$1" >"$3" 2>&1 &
+  EMBEDDED_POSTGRES_PORT=30432 "${node_java:-java}" "-Xmx$4" -jar "$1" >"$3" 2>&1 &
   node=$!
   trap 'kill $node 2>/dev/null || true' EXIT
   wait_ready "$node" "$3"

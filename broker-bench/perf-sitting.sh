@@ -6,7 +6,8 @@
 #   broker-bench/perf-sitting.sh OUT [JAR ...]
 #
 # JAR: FleetMQ builds to measure, one after the other (default broker-app/target/fleetmq.jar), so a
-# change can be measured beside the build before it in the same sitting. Needs the mosquitto
+# change can be measured beside the build before it in the same sitting; JAVA=JAR runs that build with
+# another java launcher (lib.sh, jar_spec), to measure one build on two JVMs. Needs the mosquitto
 # package, curl, python3 and a built tree (./mvnw -B -o -q package -pl broker-app,broker-bench -am
 # -DskipTests). Ports: FleetMQ 25883 (admin HTTP 25083, embedded 25092/25093/25379/25432),
 # Mosquitto 26883. Every report goes to OUT/<name>.txt, its JSON line last.
@@ -72,19 +73,20 @@ kill "$mosq"; wait "$mosq" || true
 # The per-client publish rate limit and the new-connection rate limit are lifted: the generator's
 # 100 clients send far beyond their defaults, which are for fleets of devices.
 i=0
-for jar in "${jars[@]}"; do
+for spec in "${jars[@]}"; do
+  jar_spec "$spec"
   i=$((i + 1))
   data="$out/node-$i"; rm -rf "$data"
   MQTT_ALLOW_ANONYMOUS=false MQTT_MAX_PUBLISH_RATE=0 MQTT_MAX_PUBLISH_BYTES_RATE=0 MQTT_MAX_CONNECTION_RATE=1000000 \
   ADMIN_PASSWORD="$admin_pass" BROKER_DATA_DIR="$data" MQTT_TCP_PORT=25883 HTTP_PORT=25083 MQTT_WS_ENABLED=false \
   EMBEDDED_KAFKA_PORT=25092 EMBEDDED_KAFKA_CONTROLLER_PORT=25093 EMBEDDED_REDIS_PORT=25379 EMBEDDED_POSTGRES_PORT=25432 \
-    java -Xmx2g -jar "$jar" >"$out/node-$i.log" 2>&1 &
+    "$node_java" -Xmx2g -jar "$jar" >"$out/node-$i.log" 2>&1 &
   node=$!
   trap 'kill $node 2>/dev/null || true' EXIT
   wait_ready "$node" "$out/node-$i.log"
   make_credential 25083 "$admin_pass" \
     "{\"type\":\"basic\",\"username\":\"$user\",\"password\":\"$pass\",\"publish\":[\"fleetmq-bench/#\"],\"subscribe\":[\"fleetmq-bench/#\"]}"
-  echo "fleetmq-$i: $jar" >>"$out/machine.txt"
+  echo "fleetmq-$i: $spec" >>"$out/machine.txt"
   scenarios "fleetmq-$i" 25883 yes
   curl -s http://127.0.0.1:25083/metrics | grep '^fleetmq_messages_dropped_total' >"$out/fleetmq-$i-drops.txt" || true
   kill "$node"; wait "$node" || true
