@@ -49,6 +49,31 @@ public interface ClientAccess {
      */
     interface Review {
         Outcome review(Subject session);
+
+        /**
+         * The credential whose clients this review concerns, or null for every session. A session
+         * whose client authenticated otherwise keeps what it has without a turn of its actor, so a
+         * change of one credential costs its own sessions, not every session of the node.
+         */
+        default String credentialId() {
+            return null;
+        }
+
+        /** {@code review}, for the sessions whose client authenticated with {@code credentialId} only. */
+        static Review concerning(String credentialId, Review review) {
+            java.util.Objects.requireNonNull(credentialId, "credentialId");
+            return new Review() {
+                @Override
+                public Outcome review(Subject session) {
+                    return review.review(session);
+                }
+
+                @Override
+                public String credentialId() {
+                    return credentialId;
+                }
+            };
+        }
     }
 
     /**

@@ -40,6 +40,11 @@ public final class SessionActor {
     private final Mailbox mailbox;
     /** What the client may do, as its authentication (or a later review) decided. */
     private ClientAccess access = ClientAccess.ALLOW_ALL;
+    /**
+     * The credential of {@link #access}, written with it on the actor's thread and read by others:
+     * a review of another credential's clients is then not even queued ({@link #review}).
+     */
+    private volatile String accessCredential;
     /** Read by other threads (routing shared subscriptions); written only by the actor. */
     private volatile boolean online;
     private volatile boolean ended;
@@ -301,6 +306,12 @@ public final class SessionActor {
      * are removed), or its client is disconnected.
      */
     public void review(ClientAccess.Review review) {
+        String concerns = review.credentialId();
+        if (concerns != null && !concerns.equals(accessCredential)) {
+            // Its client authenticated otherwise. A CONNECT being accepted meanwhile brings the
+            // verdict it was given, as it would were the review queued (see onReview).
+            return;
+        }
         mailbox.tell(() -> onReview(review));
     }
 
@@ -367,7 +378,7 @@ public final class SessionActor {
         ClientAccess.Outcome outcome = review.review(new ClientAccess.Subject(clientId, access,
                 conn == null ? null : conn.address(), conn != null));
         if (outcome.replacement() != null) {
-            access = outcome.replacement();
+            grant(outcome.replacement());
             if (connection.isOnline()) {
                 authExpiry.arm(access);
             }
@@ -378,6 +389,12 @@ public final class SessionActor {
         }
     }
 
+    /** What the client may do from now on. */
+    private void grant(ClientAccess granted) {
+        access = granted;
+        accessCredential = granted.credentialId();
+    }
+
     /** MQTT 5 re-authentication (4.12.1); see {@link Reauthentication}. */
     private void onAuth(Packet.Auth auth) {
         reauthentication.auth(auth);
@@ -386,7 +403,7 @@ public final class SessionActor {
     /** A re-authentication succeeded: the client's rights are the new verdict's from now on. */
     private void reauthenticated(SessionGuard.Verdict verdict) {
         if (verdict.access() != null) {
-            access = verdict.access();
+            grant(verdict.access());
             subscriptions.keepAllowed(access, applicationBacklogs() ? appBacklogs : null);
             authExpiry.arm(access);
         }
@@ -507,7 +524,7 @@ public final class SessionActor {
                 subscriptions.adopt();
             }
         }
-        access = p.access();
+        grant(p.access());
         clientType = p.verdict() != null && p.verdict().clientType() != null ? p.verdict().clientType()
                 : services.clientTypes().of(clientId);
         if (sessionPresent) {

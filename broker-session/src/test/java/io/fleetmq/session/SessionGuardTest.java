@@ -93,4 +93,55 @@ class SessionGuardTest {
         h.actors.runAll();
         assertTrue(c.closed, "the new rights' expiry ended the connection");
     }
+
+    private static ClientAccess withCredential(String id) {
+        return new ClientAccess() {
+            @Override
+            public String credentialId() {
+                return id;
+            }
+        };
+    }
+
+    @Test
+    @DisplayName("A review of one credential's clients reaches their sessions only; one of every session reaches all")
+    void reviewOfOneCredential() {
+        SessionHarness h = new SessionHarness(new SessionGuard() {
+            @Override
+            public CompletionStage<Verdict> authenticate(ConnectRequest request) {
+                ClientAccess access = request.clientId().equals("anon") ? ClientAccess.ALLOW_ALL
+                        : withCredential(request.clientId().startsWith("a") ? "cred-a" : "cred-b");
+                return CompletableFuture.completedFuture(Verdict.allowed(access, null));
+            }
+        });
+        for (String id : new String[] {"a1", "a2", "b1", "anon"}) {
+            h.connect(id, true, 0, 10);
+        }
+        java.util.Set<String> reviewed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        ClientAccess.Review record = s -> {
+            reviewed.add(s.clientId());
+            return ClientAccess.Outcome.KEEP;
+        };
+        for (String id : new String[] {"a1", "a2", "b1", "anon"}) {
+            h.session(id).review(ClientAccess.Review.concerning("cred-a", record));
+        }
+        h.actors.runAll();
+        assertEquals(java.util.Set.of("a1", "a2"), reviewed);
+
+        reviewed.clear();
+        h.session("b1").review(s -> ClientAccess.Outcome.replace(withCredential("cred-a")));
+        h.actors.runAll();
+        java.util.Set<String> all = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        for (String id : new String[] {"a1", "b1", "anon"}) {
+            h.session(id).review(ClientAccess.Review.concerning("cred-a", record));
+            h.session(id).review(s -> {
+                all.add(s.clientId());
+                return ClientAccess.Outcome.KEEP;
+            });
+        }
+        h.actors.runAll();
+        assertEquals(java.util.Set.of("a1", "b1"), reviewed, "b1 holds cred-a's rights since its review");
+        assertEquals(java.util.Set.of("a1", "b1", "anon"), all,
+                "a review of every session reaches the anonymous one too");
+    }
 }

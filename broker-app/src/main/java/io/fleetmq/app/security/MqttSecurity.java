@@ -508,16 +508,17 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
                 now.map(Credential::clientId).orElse(null));
         if (now.isEmpty() || change.accessChanged()) {
             // Its clients authenticated with what no longer holds: they connect again and are checked anew.
-            sessions.accept(s -> change.id().equals(s.access().credentialId())
+            // Only their sessions are reviewed; those of other credentials are not even asked.
+            sessions.accept(ClientAccess.Review.concerning(change.id(), s -> change.id().equals(s.access().credentialId())
                     ? new ClientAccess.Outcome(RuleAccess.none(s.clientId(), s.access().username()),
                             ReasonCode.NOT_AUTHORIZED, "credential changed")
-                    : ClientAccess.Outcome.KEEP);
+                    : ClientAccess.Outcome.KEEP));
             return;
         }
         Credential c = now.get();
-        sessions.accept(s -> change.id().equals(s.access().credentialId())
+        sessions.accept(ClientAccess.Review.concerning(change.id(), s -> change.id().equals(s.access().credentialId())
                 ? ClientAccess.Outcome.replace(access(c, s.clientId(), s.access()))
-                : ClientAccess.Outcome.KEEP);
+                : ClientAccess.Outcome.KEEP));
     }
 
     /** Tells the providers other than basic that credentials changed. */
