@@ -18,15 +18,22 @@ import javax.crypto.spec.SecretKeySpec;
  * Recent answers, reused for a short time so that reconnecting fleets do not cost a PostgreSQL read
  * and a password hash per CONNECT: the credentials read for a (user name, client ID), and successful
  * password checks. A check is remembered as an HMAC of the password under a key that lives only in
- * this node's memory, bound to the stored hash, never the password itself. Dropped whole on any
- * change of a credential.
+ * this node's memory, bound to the stored hash, never the password itself.
+ *
+ * <p>A change of a credential makes stale what was read with it, and what its user name and client ID
+ * may match now. Rather than search every entry for those (an import of 50,000 credentials would
+ * search a cache of 50,000 clients 50,000 times), a change is marked on its credential, user name
+ * and client ID with the {@link #generation} it happened at, and an entry read before a mark on
+ * anything it concerns is not used. A password check needs no mark: it is bound to the stored hash,
+ * which a new password replaces.
  */
 final class CredentialCache {
 
     /** Entries of each kind; beyond, the kind is emptied (a crude bound that a storm cannot grow past). */
     static final int MAX_ENTRIES = 100_000;
 
-    private record Candidates(List<Credential> credentials, long until) {
+    /** What was read, until when it may be used, and the {@link #generation} its read began at. */
+    private record Candidates(List<Credential> credentials, long until, long readAt) {
     }
 
     private record Pair(String username, String clientId) {
@@ -47,15 +54,26 @@ final class CredentialCache {
     private final Map<String, Long> verified = new ConcurrentHashMap<>();
     private volatile long lastSweep;
     /**
-     * One instance of each credential read: a fleet sharing a credential (one user name, many client
-     * IDs) holds one copy of it and its rules in the cache, not one per device.
+     * One instance of each credential read, by ID: a fleet sharing a credential (one user name, many
+     * client IDs) holds one copy of it and its rules in the cache, not one per device.
      */
-    private final Map<Credential, Credential> shared = new ConcurrentHashMap<>();
+    private final Map<String, Credential> shared = new ConcurrentHashMap<>();
     /**
      * Moves on with every change that may make what was read stale ({@link #forget}, {@link #clear},
-     * {@link #credentialsWithoutUsername}): a read that began before a change is not kept after it.
+     * {@link #credentialsWithoutUsername}): a read that began before a change to what it concerns is
+     * not kept after it, nor used.
      */
     private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
+    /** The generation of the last change of each credential, user name and client ID, kept for two sweeps. */
+    private final Map<String, Long> changedCredentials = new ConcurrentHashMap<>();
+    private final Map<String, Long> changedUsernames = new ConcurrentHashMap<>();
+    private final Map<String, Long> changedClientIds = new ConcurrentHashMap<>();
+    /** Reads that began before these generations are stale whatever they concern: everything, user names' lists. */
+    private volatile long clearedAt;
+    private volatile long listsClearedAt;
+    /** The generation at the last two sweeps: marks older than the earlier one concern no live entry. */
+    private long sweptAt;
+    private long sweptBefore;
 
     CredentialCache(java.time.Duration ttl, LongSupplier nanoClock) {
         this.ttlNanos = ttl.toNanos();
@@ -73,9 +91,13 @@ final class CredentialCache {
      */
     List<Credential> candidates(String username, String clientId) {
         long now = nanoClock.getAsLong();
-        Candidates c = candidates.get(new Pair(username, clientId));
+        Pair pair = new Pair(username, clientId);
+        Candidates c = candidates.get(pair);
         if (c != null && c.until() - now > 0) {
-            return c.credentials();
+            if (!stale(c.readAt(), username, clientId, c.credentials())) {
+                return c.credentials();
+            }
+            candidates.remove(pair, c);
         }
         if (username == null || !usernameLists) {
             return null;
@@ -84,7 +106,38 @@ final class CredentialCache {
         if (all == null || all.credentials() == null || all.until() - now <= 0) {
             return null;
         }
+        if (all.readAt() < listsClearedAt || stale(all.readAt(), username, null, all.credentials())) {
+            byUsername.remove(username, all);
+            return null;
+        }
         return matching(all.credentials(), clientId);
+    }
+
+    /**
+     * Whether a read that began at generation {@code readAt} is older than a change of what it
+     * concerns: its user name, its client ID, a credential it holds, or everything.
+     */
+    private boolean stale(long readAt, String username, String clientId, List<Credential> read) {
+        if (readAt < clearedAt || changedSince(changedUsernames, username, readAt)
+                || changedSince(changedClientIds, clientId, readAt)) {
+            return true;
+        }
+        if (read != null && !changedCredentials.isEmpty()) {
+            for (Credential c : read) {
+                if (changedSince(changedCredentials, c.id(), readAt)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean changedSince(Map<String, Long> marks, String key, long readAt) {
+        if (key == null) {
+            return false;
+        }
+        Long at = marks.get(key);
+        return at != null && at > readAt;
     }
 
     /**
@@ -127,9 +180,10 @@ final class CredentialCache {
     void credentialsWithoutUsername(boolean exist) {
         boolean was = usernameLists;
         usernameLists = !exist;
-        generation.incrementAndGet();
         if (exist || !was) {
-            byUsername.clear(); // not in use, or lists put while they were not may be stale
+            // Not in use, or lists put while they were not may be stale; so may those being read.
+            listsClearedAt = generation.incrementAndGet();
+            byUsername.clear();
         }
     }
 
@@ -149,16 +203,16 @@ final class CredentialCache {
 
     /** {@link #putUsername(String, List)} of a read that began at {@code readAt} ({@link #generation}). */
     void putUsername(String username, List<Credential> all, long readAt) {
-        if (ttlNanos <= 0 || !usernameLists || readAt != generation.get()) {
+        if (ttlNanos <= 0 || !usernameLists || readAt < listsClearedAt || stale(readAt, username, null, all)) {
             return;
         }
         sweep();
         if (byUsername.size() >= MAX_ENTRIES) {
             byUsername.clear();
         }
-        Candidates entry = new Candidates(all == null ? null : shared(all), nanoClock.getAsLong() + ttlNanos);
+        Candidates entry = new Candidates(all == null ? null : shared(all), nanoClock.getAsLong() + ttlNanos, readAt);
         byUsername.put(username, entry);
-        if (readAt != generation.get()) {
+        if (readAt < listsClearedAt || stale(readAt, username, null, all)) {
             byUsername.remove(username, entry); // a change came while it was put
         }
     }
@@ -169,7 +223,7 @@ final class CredentialCache {
 
     /** {@link #putCandidates(String, String, List)} of a read that began at {@code readAt}. */
     void putCandidates(String username, String clientId, List<Credential> read, long readAt) {
-        if (ttlNanos <= 0 || readAt != generation.get()) {
+        if (ttlNanos <= 0 || stale(readAt, username, clientId, read)) {
             return;
         }
         sweep();
@@ -178,10 +232,10 @@ final class CredentialCache {
             shared.clear();
         }
         Pair key = new Pair(username, clientId);
-        Candidates entry = new Candidates(shared(read), nanoClock.getAsLong() + ttlNanos);
+        Candidates entry = new Candidates(shared(read), nanoClock.getAsLong() + ttlNanos, readAt);
         candidates.put(key, entry);
-        if (readAt != generation.get()) {
-            candidates.remove(key, entry);
+        if (stale(readAt, username, clientId, read)) {
+            candidates.remove(key, entry); // a change came while it was put
         }
     }
 
@@ -189,8 +243,13 @@ final class CredentialCache {
     private List<Credential> shared(List<Credential> read) {
         List<Credential> one = new java.util.ArrayList<>(read.size());
         for (Credential c : read) {
-            Credential known = shared.putIfAbsent(c, c);
-            one.add(known == null ? c : known);
+            Credential known = shared.get(c.id());
+            if (c.equals(known)) {
+                one.add(known);
+            } else {
+                shared.put(c.id(), c); // the first read of it, or a newer version
+                one.add(c);
+            }
         }
         return List.copyOf(one);
     }
@@ -217,15 +276,22 @@ final class CredentialCache {
      * user name and client ID, null if it is gone), and the password checks made against it.
      */
     void forget(String credentialId, String username, String clientId) {
-        generation.incrementAndGet();
-        candidates.entrySet().removeIf(e -> username != null && username.equals(e.getKey().username())
-                || clientId != null && clientId.equals(e.getKey().clientId())
-                || e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
-        byUsername.entrySet().removeIf(e -> e.getKey().equals(username) || e.getValue().credentials() != null
-                && e.getValue().credentials().stream().anyMatch(c -> c.id().equals(credentialId)));
-        String prefix = credentialId + ":";
-        verified.keySet().removeIf(k -> k.startsWith(prefix));
-        shared.keySet().removeIf(c -> c.id().equals(credentialId));
+        if (ttlNanos <= 0) {
+            return; // nothing is kept
+        }
+        if (changedCredentials.size() + changedUsernames.size() + changedClientIds.size() >= MAX_ENTRIES) {
+            clear(); // more changes within two TTLs than the bound: forget everything instead
+            return;
+        }
+        long at = generation.incrementAndGet();
+        changedCredentials.put(credentialId, at);
+        if (username != null) {
+            changedUsernames.put(username, at);
+        }
+        if (clientId != null) {
+            changedClientIds.put(clientId, at);
+        }
+        shared.remove(credentialId);
     }
 
     /**
@@ -237,10 +303,31 @@ final class CredentialCache {
         if (now - lastSweep < ttlNanos) {
             return;
         }
-        lastSweep = now; // racing threads may both sweep; that is harmless
+        sweepNow(now);
+    }
+
+    private synchronized void sweepNow(long now) {
+        if (now - lastSweep < ttlNanos) {
+            return; // another thread swept meanwhile
+        }
+        lastSweep = now;
         candidates.values().removeIf(c -> c.until() - now <= 0);
         byUsername.values().removeIf(c -> c.until() - now <= 0);
         verified.values().removeIf(until -> until - now <= 0);
+        // A live entry was put less than a TTL ago, and sweeps are a TTL apart at least: unless its
+        // read took longer than a TTL, it began after the sweep before the last one, so marks made
+        // before that sweep are older than every live entry's read and make none of them stale.
+        long older = sweptBefore;
+        changedCredentials.values().removeIf(at -> at <= older);
+        changedUsernames.values().removeIf(at -> at <= older);
+        changedClientIds.values().removeIf(at -> at <= older);
+        sweptBefore = sweptAt;
+        sweptAt = generation.get();
+    }
+
+    /** The changes marked and still kept. */
+    int changesKept() {
+        return changedCredentials.size() + changedUsernames.size() + changedClientIds.size();
     }
 
     int size() {
@@ -248,11 +335,14 @@ final class CredentialCache {
     }
 
     void clear() {
-        generation.incrementAndGet();
+        clearedAt = generation.incrementAndGet();
         candidates.clear();
         byUsername.clear();
         verified.clear();
         shared.clear();
+        changedCredentials.clear();
+        changedUsernames.clear();
+        changedClientIds.clear();
     }
 
 

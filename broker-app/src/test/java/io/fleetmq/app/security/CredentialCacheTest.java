@@ -128,6 +128,51 @@ class CredentialCacheTest {
     }
 
     @Test
+    void aChangeLeavesWhatItDoesNotConcern() {
+        cache.credentialsWithoutUsername(false);
+        long readAt = cache.generation();
+        cache.putCandidates("fleet", "dev-1", List.of(fleetCredential()));
+        cache.putCandidates("others", "dev-9", List.of(bound("c-9", "others", null)));
+        cache.forget("c-9", "others", null); // another credential changed
+        cache.forget("c-8", "new-user", "dev-8"); // and one was made
+        cache.putUsername("fleet", List.of(fleetCredential()), readAt); // read while they changed
+        assertEquals(1, cache.candidates("fleet", "dev-1").size(), "the fleet's pair is kept");
+        assertEquals(1, cache.candidates("fleet", "dev-2").size(), "and the list read meanwhile");
+        assertNull(cache.candidates("others", "dev-9"), "the changed credential's pair is not");
+
+        cache.forget("c-1", null, "dev-2"); // the fleet's credential now names a client ID
+        assertNull(cache.candidates("fleet", "dev-1"), "whatever held it is stale");
+        assertNull(cache.candidates("fleet", "dev-2"));
+    }
+
+    @Test
+    void aNewCredentialOfAClientIdMakesItsPairsStale() {
+        cache.putCandidates(null, "dev-1", List.of());
+        cache.putCandidates("fleet", "dev-1", List.of(fleetCredential()));
+        cache.forget("c-5", null, "dev-1");
+        assertNull(cache.candidates(null, "dev-1"));
+        assertNull(cache.candidates("fleet", "dev-1"));
+    }
+
+    @Test
+    void changesAreRememberedForTwoTtlsAtMost() {
+        for (int i = 0; i < 10; i++) {
+            cache.forget("c-" + i, "user-" + i, null);
+        }
+        assertEquals(20, cache.changesKept());
+        for (int sweep = 1; sweep <= 3; sweep++) {
+            now.addAndGet(Duration.ofSeconds(61).toNanos());
+            cache.putCandidates("fleet", "dev-" + sweep, List.of(fleetCredential())); // a put sweeps
+        }
+        assertEquals(0, cache.changesKept());
+        assertEquals(1, cache.candidates("fleet", "dev-3").size());
+
+        CredentialCache off = new CredentialCache(Duration.ZERO, now::get);
+        off.forget("c-1", "fleet", null);
+        assertEquals(0, off.changesKept(), "nothing kept, so nothing to mark");
+    }
+
+    @Test
     void aUserNameWithTooManyCredentialsIsMarkedAndReadByPairs() {
         cache.credentialsWithoutUsername(false);
         cache.putUsername("crowd", null);
