@@ -40,12 +40,7 @@ for round in $(seq 1 "$rounds"); do
     bench --warmup 5s --duration 20s >"$out/$round-$i.txt" 2>"$out/$round-$i.log" || true
     after=$(cpu_ticks "$node"); commits1=$(commits)
     # The CPU ticks cover the warm-up too: the accepted CONNECTs of both, at the measured rate.
-    read -r rate total p50 p99 < <(tail -n 1 "$out/$round-$i.txt" | python3 -c '
-import json, sys
-r = json.loads(sys.stdin.read())
-l = r["connack_latency_us"]
-print(round(r["accepted_per_s"]), round(r["accepted_per_s"] * (r["warmup_s"] + r["measured_s"])),
-      round(l["p50"] / 1000, 1), round(l["p99"] / 1000, 1))')
+    read -r rate total p50 p99 < <(connect_report "$out/$round-$i.txt")
     echo "round $round, $spec: accepted/s $rate, CONNACK p50 $p50 ms p99 $p99 ms," \
       "node CPU us/CONNECT $(echo "scale=1; ($after - $before) * 1000000 / $ticks / $total" | bc)," \
       "Kafka commits per CONNECT $(echo "scale=3; ($commits1 - $commits0) / $total" | bc)" \

@@ -22,12 +22,7 @@ ticks=$(getconf CLK_TCK)
 bench() { java -jar broker-bench/target/fleetmq-bench.jar --scenario connect --clients 100 --username "$user" --password "$pass" "$@"; }
 wait_port() { for _ in $(seq 1 600); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.2; done; return 1; }
 
-rm -f "$out/mosquitto.passwd"
-mosquitto_passwd -c -b "$out/mosquitto.passwd" "$user" "$pass"
-printf 'user %s\ntopic readwrite fleetmq-bench/#\n' "$user" >"$out/mosquitto.acl"
-chmod 0644 "$out/mosquitto.passwd" "$out/mosquitto.acl"
-printf 'listener 26883 127.0.0.1\nallow_anonymous false\npassword_file %s\nacl_file %s\npersistence false\n' \
-  "$out/mosquitto.passwd" "$out/mosquitto.acl" >"$out/mosquitto.conf"
+mosquitto_config "$out" 26883 "$user" "$pass"
 
 # Runs the measured load against PORT, the broker being PID: one line of summary.txt for LABEL.
 measure() {
@@ -35,12 +30,7 @@ measure() {
   before=$(cpu_ticks "$pid")
   bench --port "$port" --warmup 5s --duration 20s >"$file" 2>"${file%.txt}.log" || true
   after=$(cpu_ticks "$pid")
-  read -r rate total p50 p99 < <(tail -n 1 "$file" | python3 -c '
-import json, sys
-r = json.loads(sys.stdin.read())
-l = r["connack_latency_us"]
-print(round(r["accepted_per_s"]), round(r["accepted_per_s"] * (r["warmup_s"] + r["measured_s"])),
-      round(l["p50"] / 1000, 1), round(l["p99"] / 1000, 1))')
+  read -r rate total p50 p99 < <(connect_report "$file")
   echo "$label: accepted/s $rate, CONNACK p50 $p50 ms p99 $p99 ms," \
     "CPU us/CONNECT $(echo "scale=1; ($after - $before) * 1000000 / $ticks / $total" | bc)" | tee -a "$out/summary.txt"
 }

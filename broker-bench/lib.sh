@@ -26,6 +26,31 @@ jar_spec() {
   esac
 }
 
+# Writes OUT/mosquitto.conf (listener on 127.0.0.1:PORT, no anonymous clients, no persistence) with a
+# password file holding USER and PASS and an ACL giving USER fleetmq-bench/#: the rights of the
+# FleetMQ credential the sittings make.
+#   mosquitto_config OUT PORT USER PASS
+mosquitto_config() {
+  rm -f "$1/mosquitto.passwd"
+  mosquitto_passwd -c -b "$1/mosquitto.passwd" "$3" "$4"
+  printf 'user %s\ntopic readwrite fleetmq-bench/#\n' "$3" >"$1/mosquitto.acl"
+  chmod 0644 "$1/mosquitto.passwd" "$1/mosquitto.acl"
+  printf 'listener %s 127.0.0.1\nallow_anonymous false\npassword_file %s\nacl_file %s\npersistence false\n' \
+    "$2" "$1/mosquitto.passwd" "$1/mosquitto.acl" >"$1/mosquitto.conf"
+}
+
+# Of the generator's report of a connect run (its JSON line last): accepted CONNECTs per second, the
+# accepted CONNECTs of warm-up and measured run together at that rate, CONNACK p50 and p99 in ms.
+#   read -r rate total p50 p99 < <(connect_report FILE)
+connect_report() {
+  tail -n 1 "$1" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+l = r["connack_latency_us"]
+print(round(r["accepted_per_s"]), round(r["accepted_per_s"] * (r["warmup_s"] + r["measured_s"])),
+      round(l["p50"] / 1000, 1), round(l["p99"] / 1000, 1))'
+}
+
 # The arguments of a script that runs builds in turns, OUT ROUNDS JAR...: sets out (made if
 # missing), rounds and the array jars.
 #   rounds_args "$@"

@@ -56,12 +56,7 @@ git rev-parse --short HEAD >"$out/commit.txt"
 { date -u; uptime; } >"$out/machine.txt"
 
 # --- Mosquitto: password file and ACL, the same rights as the FleetMQ credential below
-rm -f "$out/mosquitto.passwd"
-mosquitto_passwd -c -b "$out/mosquitto.passwd" "$user" "$pass"
-printf 'user %s\ntopic readwrite fleetmq-bench/#\n' "$user" >"$out/mosquitto.acl"
-chmod 0644 "$out/mosquitto.passwd" "$out/mosquitto.acl"
-printf 'listener 26883 127.0.0.1\nallow_anonymous false\npassword_file %s\nacl_file %s\npersistence false\n' \
-  "$out/mosquitto.passwd" "$out/mosquitto.acl" >"$out/mosquitto.conf"
+mosquitto_config "$out" 26883 "$user" "$pass"
 /usr/sbin/mosquitto -c "$out/mosquitto.conf" >"$out/mosquitto.log" 2>&1 &
 mosq=$!
 trap 'kill $mosq 2>/dev/null || true' EXIT
