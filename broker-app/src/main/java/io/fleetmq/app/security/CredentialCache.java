@@ -272,8 +272,9 @@ final class CredentialCache {
     }
 
     /**
-     * A credential changed: forgets what was read with it, and what it may match now (its current
-     * user name and client ID, null if it is gone), and the password checks made against it.
+     * A credential changed: what was read with it, and what it may match now (its current user name
+     * and client ID, null if it is gone), is stale from now on, and so are the reads of them under
+     * way. The password checks made against it need not be: a new password comes with a new hash.
      */
     void forget(String credentialId, String username, String clientId) {
         if (ttlNanos <= 0) {
