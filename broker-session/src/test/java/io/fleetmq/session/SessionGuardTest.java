@@ -20,10 +20,15 @@ class SessionGuardTest {
 
     /** Lets everyone in with {@code access}. */
     private static SessionGuard allowing(ClientAccess access) {
+        return allowingByClientId(clientId -> access);
+    }
+
+    /** Lets everyone in, each client ID with the access {@code accessOf} gives it. */
+    private static SessionGuard allowingByClientId(java.util.function.Function<String, ClientAccess> accessOf) {
         return new SessionGuard() {
             @Override
             public CompletionStage<Verdict> authenticate(ConnectRequest request) {
-                return CompletableFuture.completedFuture(Verdict.allowed(access, null));
+                return CompletableFuture.completedFuture(Verdict.allowed(accessOf.apply(request.clientId()), null));
             }
         };
     }
@@ -106,14 +111,8 @@ class SessionGuardTest {
     @Test
     @DisplayName("A review of one credential's clients reaches their sessions only; one of every session reaches all")
     void reviewOfOneCredential() {
-        SessionHarness h = new SessionHarness(new SessionGuard() {
-            @Override
-            public CompletionStage<Verdict> authenticate(ConnectRequest request) {
-                ClientAccess access = request.clientId().equals("anon") ? ClientAccess.ALLOW_ALL
-                        : withCredential(request.clientId().startsWith("a") ? "cred-a" : "cred-b");
-                return CompletableFuture.completedFuture(Verdict.allowed(access, null));
-            }
-        });
+        SessionHarness h = new SessionHarness(allowingByClientId(id -> id.equals("anon") ? ClientAccess.ALLOW_ALL
+                : withCredential(id.startsWith("a") ? "cred-a" : "cred-b")));
         for (String id : new String[] {"a1", "a2", "b1", "anon"}) {
             h.connect(id, true, 0, 10);
         }
