@@ -9,6 +9,7 @@ import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import io.fleetmq.app.BrokerNode;
 import io.fleetmq.app.Launcher;
+import io.fleetmq.testkit.Await;
 import io.fleetmq.testkit.RawMqtt;
 import io.fleetmq.testkit.TestServices;
 import java.io.ByteArrayOutputStream;
@@ -16,6 +17,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -127,6 +129,18 @@ public final class TestBroker implements AutoCloseable {
     /** The {@code fleetmq_sessions} gauge from {@code /metrics}. */
     public double sessions() {
         return sample(scrapeMetrics(), "fleetmq_sessions", null);
+    }
+
+    /**
+     * Waits until no persistent DEVICE session of the node takes its messages before they are stored
+     * ({@code fleetmq_device_queue_live_sessions} is 0). A session lets go of its lane a little after
+     * its connection ended, once what it held is stored: a case that counts lanes to see its own
+     * session's waits for those of the cases before it first, or one leaving as its own arrives
+     * leaves the count where it was.
+     */
+    public void awaitNoLiveLanes() {
+        Await.until(Duration.ofSeconds(20), "the sessions of earlier cases let go of their lanes",
+                () -> metric("fleetmq_device_queue_live_sessions", null) == 0);
     }
 
     /** Whether {@code /health/ready} answers 200. */
