@@ -222,7 +222,7 @@ final class Messaging implements AutoCloseable {
             SecurityFollower securityFollower = new SecurityFollower(kafka, topics, security::changed, loops);
             securityFollower.start();
             closeables.push(securityFollower);
-            security.resync(review -> sessions.all().forEach(actor -> actor.review(review)));
+            security.resync(sessions::review);
         } catch (RuntimeException | Error e) {
             // Nothing of a half-joined incarnation may linger: its threads would act on the cluster.
             close();

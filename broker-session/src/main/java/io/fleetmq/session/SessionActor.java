@@ -392,7 +392,14 @@ public final class SessionActor {
     /** What the client may do from now on. */
     private void grant(ClientAccess granted) {
         access = granted;
+        String before = accessCredential;
         accessCredential = granted.credentialId();
+        registry.credential(this, before, accessCredential);
+    }
+
+    /** The credential the session's client authenticated with, or null; read by the registry as the session ends. */
+    String credential() {
+        return accessCredential;
     }
 
     /** MQTT 5 re-authentication (4.12.1); see {@link Reauthentication}. */

@@ -4,6 +4,7 @@ import io.fleetmq.core.cluster.NodeCommand;
 import io.fleetmq.core.cluster.SessionEvent;
 import io.fleetmq.core.mqtt.Packet;
 import java.util.Collection;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -17,6 +18,13 @@ public final class SessionRegistry {
 
     private final SessionServices services;
     private final ConcurrentMap<String, SessionActor> sessions = new ConcurrentHashMap<>();
+    /**
+     * The sessions by the credential their client authenticated with: a {@link SessionActor} when
+     * one holds it (the common case, a credential per device), a set once more than one did (a user
+     * name shared by a fleet). A review of one credential goes to these only, so a change of a
+     * credential costs its own sessions, not a pass over every session of the node.
+     */
+    private final ConcurrentMap<String, Object> byCredential = new ConcurrentHashMap<>();
     /** Set while the node is drained: its clients go elsewhere and new CONNECTs are refused. */
     private volatile boolean draining;
 
@@ -64,12 +72,74 @@ public final class SessionRegistry {
             }
             if (existing == actor) {
                 actor.close();
+                credential(actor, actor.credential(), null);
                 return null;
             }
             actor.close(); // not the registered one (cannot happen); close it all the same
             return existing;
         });
         return ended[0];
+    }
+
+    /**
+     * The client of {@code actor} authenticated with {@code now} instead of {@code before} (either
+     * may be null); called from the actor's own turn, or under the registry's lock as it ends.
+     */
+    void credential(SessionActor actor, String before, String now) {
+        if (before != null && !before.equals(now)) {
+            byCredential.computeIfPresent(before, (id, held) -> {
+                if (held == actor) {
+                    return null;
+                }
+                if (held instanceof Set<?> several) {
+                    several.remove(actor);
+                    return several.isEmpty() ? null : held;
+                }
+                return held;
+            });
+        }
+        if (now != null && !now.equals(before)) {
+            byCredential.compute(now, (id, held) -> {
+                if (held == null || held == actor) {
+                    return actor;
+                }
+                if (held instanceof Set<?> several) {
+                    @SuppressWarnings("unchecked")
+                    Set<SessionActor> sessions = (Set<SessionActor>) several;
+                    sessions.add(actor);
+                    return held;
+                }
+                Set<SessionActor> sessions = ConcurrentHashMap.newKeySet();
+                sessions.add((SessionActor) held);
+                sessions.add(actor);
+                return sessions;
+            });
+        }
+    }
+
+    /**
+     * Hands {@code review} to the sessions it concerns: those of its credential if it names one,
+     * else every session of the node.
+     */
+    public void review(ClientAccess.Review review) {
+        String credential = review.credentialId();
+        if (credential == null) {
+            sessions.values().forEach(actor -> actor.review(review));
+            return;
+        }
+        Object held = byCredential.get(credential);
+        if (held instanceof SessionActor one) {
+            one.review(review);
+        } else if (held instanceof Set<?> several) {
+            for (Object actor : several) {
+                ((SessionActor) actor).review(review);
+            }
+        }
+    }
+
+    /** The credentials some session of this node holds, for tests and the admin view. */
+    int credentialsHeld() {
+        return byCredential.size();
     }
 
     /** The session of {@code clientId} on this node, or null. */

@@ -121,26 +121,54 @@ class SessionGuardTest {
             reviewed.add(s.clientId());
             return ClientAccess.Outcome.KEEP;
         };
-        for (String id : new String[] {"a1", "a2", "b1", "anon"}) {
-            h.session(id).review(ClientAccess.Review.concerning("cred-a", record));
-        }
+        h.registry.review(ClientAccess.Review.concerning("cred-a", record));
         h.actors.runAll();
         assertEquals(java.util.Set.of("a1", "a2"), reviewed);
+        assertEquals(2, h.registry.credentialsHeld(), "cred-a and cred-b");
 
         reviewed.clear();
         h.session("b1").review(s -> ClientAccess.Outcome.replace(withCredential("cred-a")));
         h.actors.runAll();
         java.util.Set<String> all = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        for (String id : new String[] {"a1", "b1", "anon"}) {
-            h.session(id).review(ClientAccess.Review.concerning("cred-a", record));
-            h.session(id).review(s -> {
-                all.add(s.clientId());
-                return ClientAccess.Outcome.KEEP;
-            });
-        }
+        h.registry.review(ClientAccess.Review.concerning("cred-a", record));
+        h.registry.review(s -> {
+            all.add(s.clientId());
+            return ClientAccess.Outcome.KEEP;
+        });
         h.actors.runAll();
-        assertEquals(java.util.Set.of("a1", "b1"), reviewed, "b1 holds cred-a's rights since its review");
-        assertEquals(java.util.Set.of("a1", "b1", "anon"), all,
+        assertEquals(java.util.Set.of("a1", "a2", "b1"), reviewed, "b1 holds cred-a's rights since its review");
+        assertEquals(java.util.Set.of("a1", "a2", "b1", "anon"), all,
                 "a review of every session reaches the anonymous one too");
+        assertEquals(1, h.registry.credentialsHeld(), "nobody holds cred-b any more");
+    }
+
+    @Test
+    @DisplayName("A session that ended is no longer reviewed for its credential, and a new one of the client ID is")
+    void endedSessionsLeaveTheirCredential() {
+        SessionHarness h = new SessionHarness(allowingByClientId(id -> withCredential("cred-" + id.charAt(0))));
+        RecordingConnection a1 = h.connect("a1", true, 0, 10);
+        h.connect("a2", true, 0, 10);
+        RecordingConnection b1 = h.connect("b1", true, 0, 10);
+        h.lose("a1", a1);
+        h.lose("b1", b1);
+        h.actors.runAll();
+        assertEquals(null, h.session("a1"), "a session of expiry 0 ends with its connection");
+        assertEquals(1, h.registry.credentialsHeld(), "cred-a by a2; nobody holds cred-b");
+
+        java.util.Set<String> reviewed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        ClientAccess.Review record = s -> {
+            reviewed.add(s.clientId());
+            return ClientAccess.Outcome.KEEP;
+        };
+        h.registry.review(ClientAccess.Review.concerning("cred-a", record));
+        h.registry.review(ClientAccess.Review.concerning("cred-b", record));
+        h.actors.runAll();
+        assertEquals(java.util.Set.of("a2"), reviewed);
+
+        reviewed.clear();
+        h.connect("a1", true, 0, 10);
+        h.registry.review(ClientAccess.Review.concerning("cred-a", record));
+        h.actors.runAll();
+        assertEquals(java.util.Set.of("a1", "a2"), reviewed);
     }
 }
