@@ -505,7 +505,7 @@ public final class MqttSecurity implements SessionGuard, AutoCloseable {
             return;
         }
         chain.basic().credentialChanged(change.id(), now.map(Credential::username).orElse(null),
-                now.map(Credential::clientId).orElse(null));
+                now.map(Credential::clientId).orElse(null), now.orElse(null));
         if (now.isEmpty() || change.accessChanged()) {
             // Its clients authenticated with what no longer holds: they connect again and are checked anew.
             // Only their sessions are reviewed; those of other credentials are not even asked.

@@ -66,9 +66,12 @@ class CredentialLookupTest {
         expect("dev-1", "fleet", "fleet-pw", 0x86);
         expect("dev-3", "fleet", "dev-3-pw", 0x00);
 
-        // Gone again: user names' lists are complete once more (the other test relies on it).
-        fx.delete(solo);
+        // Given a user name, it no longer matches by client ID alone: user names' lists are complete
+        // once more (the other test relies on it), as a read of PostgreSQL after the change found.
+        fx.rename(solo, "solo-user");
         expect("dev-solo", "fleet", "solo-pw", 0x86);
+        expect("dev-solo", "solo-user", "solo-pw", 0x00);
+        expect("dev-5", "solo-user", "solo-pw", 0x86);
     }
 
     private static double metric(String name) {

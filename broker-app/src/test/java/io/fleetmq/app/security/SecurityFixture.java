@@ -85,6 +85,14 @@ final class SecurityFixture implements AutoCloseable {
         return updated;
     }
 
+    /** Gives {@code c} the user name {@code username}, keeping its password and rules. */
+    Credential rename(Credential c, String username) {
+        Credential updated = credentials.update(c.id(), new Credentials.Input(c.type(), username, c.clientId(),
+                null, c.clientType(), c.publish(), c.subscribe())).orElseThrow();
+        announce(new SecurityChange(SecurityChange.Kind.CREDENTIAL, c.id(), false, true));
+        return updated;
+    }
+
     void delete(Credential c) {
         credentials.delete(c.id());
         announce(new SecurityChange(SecurityChange.Kind.CREDENTIAL, c.id(), true, true));

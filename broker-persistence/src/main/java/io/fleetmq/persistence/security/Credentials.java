@@ -264,12 +264,20 @@ public final class Credentials {
         }
     }
 
+    /** Whether any credential exists, of any type: an index probe, not a count. */
+    public boolean any() {
+        return exists("SELECT EXISTS (SELECT 1 FROM credential)");
+    }
+
     /**
      * Whether a {@code basic} credential matches by client ID alone (no user name): while none does,
      * a user name's credentials ({@link #byUsername}) are all {@link #candidates} can find for it.
      */
     public boolean anyWithoutUsername() {
-        String sql = "SELECT EXISTS (SELECT 1 FROM credential WHERE type = 'basic' AND username IS NULL)";
+        return exists("SELECT EXISTS (SELECT 1 FROM credential WHERE type = 'basic' AND username IS NULL)");
+    }
+
+    private boolean exists(String sql) {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql);
              ResultSet rs = st.executeQuery()) {
             return rs.next() && rs.getBoolean(1);

@@ -225,6 +225,19 @@ class CredentialsTest {
     }
 
     @Test
+    void whetherAnyCredentialExistsAndAnyBasicOneWithoutAUserName() {
+        assertFalse(credentials.any());
+        assertFalse(credentials.anyWithoutUsername());
+        credentials.create(x509("cert-only", false));
+        assertTrue(credentials.any(), "of any type");
+        assertFalse(credentials.anyWithoutUsername(), "an x509 credential has no user name, and is not basic");
+        Credential solo = credentials.create(input(null, "dev-solo"));
+        assertTrue(credentials.anyWithoutUsername());
+        credentials.update(solo.id(), input("solo-user", "dev-solo")).orElseThrow();
+        assertFalse(credentials.anyWithoutUsername());
+    }
+
+    @Test
     void oneX509CredentialPerCommonNameAndManyWithoutUsernameOrClientId() {
         credentials.create(x509("a", false));
         credentials.create(x509("b", false));
