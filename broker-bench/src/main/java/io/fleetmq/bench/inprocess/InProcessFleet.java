@@ -98,6 +98,11 @@ public final class InProcessFleet {
     private final AtomicInteger failed = new AtomicInteger();
     /** PUBLISH packets the held clients received. */
     private final AtomicInteger delivered = new AtomicInteger();
+    /**
+     * Which clients are held (connected and subscribed), written by the fleet's event loop before
+     * it releases the client's place in the window, read once every place was taken back.
+     */
+    private final boolean[] holding;
     /** Failures by what happened, for the report. */
     private final java.util.concurrent.ConcurrentHashMap<String, AtomicInteger> failures =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -111,6 +116,7 @@ public final class InProcessFleet {
         this.log = log;
         this.window = new Semaphore(options.window());
         this.connackMillis = options.storm() != null ? new int[clients] : null;
+        this.holding = new boolean[clients];
     }
 
     /**
@@ -301,10 +307,19 @@ public final class InProcessFleet {
     private int probe(Bootstrap bootstrap, LocalAddress address, int probes) throws InterruptedException {
         int before = delivered.get();
         java.util.concurrent.CountDownLatch acked = new java.util.concurrent.CountDownLatch(probes);
+        // Spread over the fleet, each the first held client from its place on: one whose CONNECT
+        // was refused has no subscription, and a probe to it would be counted as lost.
         int step = Math.max(1, clients / probes);
         List<byte[]> publishes = new ArrayList<>(probes);
-        for (int i = 0; i < probes; i++) {
-            publishes.add(publish("fleetmq-bench/inproc-" + i * step, i + 1));
+        for (int i = 0, target = 0; i < probes; i++) {
+            target = Math.max(target, i * step);
+            while (target < clients && !holding[target]) {
+                target++;
+            }
+            if (target == clients) {
+                throw new IllegalStateException("fewer held clients than probes after client " + i * step);
+            }
+            publishes.add(publish("fleetmq-bench/inproc-" + target++, i + 1));
         }
         Channel publisher = bootstrap.clone().handler(new PacketReader() {
             @Override
@@ -560,6 +575,7 @@ public final class InProcessFleet {
                     if ((body.getUnsignedByte(0) & 1) == 1) {
                         sessionPresent.incrementAndGet(); // its subscription came with it
                         phase = 2;
+                        holding[index] = true;
                         done(true, null);
                         return true;
                     }
@@ -573,6 +589,7 @@ public final class InProcessFleet {
                     return false;
                 }
                 phase = 2;
+                holding[index] = true;
                 done(true, null);
             } else if (type == 3 && phase == 2) {
                 delivered.incrementAndGet();
