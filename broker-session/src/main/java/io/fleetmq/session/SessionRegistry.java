@@ -137,7 +137,7 @@ public final class SessionRegistry {
         }
     }
 
-    /** The credentials some session of this node holds, for tests and the admin view. */
+    /** How many credentials the sessions of this node hold (for tests). */
     int credentialsHeld() {
         return byCredential.size();
     }
