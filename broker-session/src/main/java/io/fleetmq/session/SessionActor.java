@@ -40,11 +40,6 @@ public final class SessionActor {
     private final Mailbox mailbox;
     /** What the client may do, as its authentication (or a later review) decided. */
     private ClientAccess access = ClientAccess.ALLOW_ALL;
-    /**
-     * The credential of {@link #access}, written with it on the actor's thread and read by others:
-     * a review of another credential's clients is then not even queued ({@link #review}).
-     */
-    private volatile String accessCredential;
     /** Read by other threads (routing shared subscriptions); written only by the actor. */
     private volatile boolean online;
     private volatile boolean ended;
@@ -306,12 +301,6 @@ public final class SessionActor {
      * are removed), or its client is disconnected.
      */
     public void review(ClientAccess.Review review) {
-        String concerns = review.credentialId();
-        if (concerns != null && !concerns.equals(accessCredential)) {
-            // Its client authenticated otherwise. A CONNECT being accepted meanwhile brings the
-            // verdict it was given, as it would were the review queued (see onReview).
-            return;
-        }
         mailbox.tell(() -> onReview(review));
     }
 
@@ -391,15 +380,17 @@ public final class SessionActor {
 
     /** What the client may do from now on. */
     private void grant(ClientAccess granted) {
+        String before = access.credentialId();
         access = granted;
-        String before = accessCredential;
-        accessCredential = granted.credentialId();
-        registry.credential(this, before, accessCredential);
+        registry.credential(this, before, granted.credentialId());
     }
 
-    /** The credential the session's client authenticated with, or null; read by the registry as the session ends. */
+    /**
+     * The credential the session's client authenticated with, or null; read by the registry as the
+     * session ends, in the actor's own turn.
+     */
     String credential() {
-        return accessCredential;
+        return access.credentialId();
     }
 
     /** MQTT 5 re-authentication (4.12.1); see {@link Reauthentication}. */
