@@ -16,7 +16,8 @@
 # node B a credential read and a hash check of its own. With ANONYMOUS=1 no credential is made and the nodes let anonymous clients in, so no CONNECT
 # waits for a credential's lookup or a password check. Node B takes at most RATE new connections per second (MQTT_MAX_CONNECTION_RATE, default here
 # 5000; the shipped default is 1000). JAR defaults to broker-app/target/fleetmq.jar. Needs a built
-# tree. Ports: services 31092-31095, node A MQTT 31883 and HTTP 31083, node B 31884 and 31084.
+# tree. NODE_B_JAVA_OPTS adds JVM options to node B's java command (a diagnostic such as
+# -XX:+PrintCompilation). Ports: services 31092-31095, node A MQTT 31883 and HTTP 31083, node B 31884 and 31084.
 # Output: OUT/a, OUT/b (logs, summaries), OUT/summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ if [ -n "${OWN:-}" ]; then anon=(--own-credentials); fi
 export MQTT_ALLOW_ANONYMOUS ADMIN_PASSWORD=bench-admin-secret-1 MQTT_WS_ENABLED=false MQTT_MAX_CONNECTIONS=1000000
 BROKER_NODE_ID=node-b BROKER_DATA_DIR="$out/b/data" MQTT_TCP_PORT=31884 HTTP_PORT=31084 \
   MQTT_MAX_CONNECTION_RATE=${RATE:-5000} \
-  java -Xmx1g -cp "$cp" io.fleetmq.bench.inprocess.InProcessFleet "$out/b" "$clients" --cluster-node \
+  java -Xmx1g ${NODE_B_JAVA_OPTS:-} -cp "$cp" io.fleetmq.bench.inprocess.InProcessFleet "$out/b" "$clients" --cluster-node \
   --storm "$out/killed" --window "${WINDOW:-5000}" "${anon[@]}" >"$out/b/log.txt" 2>&1 &
 b=$!; pids+=("$b")
 await "$out/b/log.txt" "waiting for" "$b"

@@ -3,8 +3,6 @@ package io.fleetmq.persistence.auth;
 import java.security.MessageDigest;
 import java.util.Base64;
 import org.bouncycastle.crypto.digests.SHA512Digest;
-import org.bouncycastle.crypto.generators.PKCS5S2ParametersGenerator;
-import org.bouncycastle.crypto.params.KeyParameter;
 
 /**
  * Checks the two hash formats that Mosquitto's {@code mosquitto_passwd} writes, so that password
@@ -53,9 +51,7 @@ final class MosquittoHashes {
         if (expected == null || expected.length != SHA512_BYTES) {
             return PasswordCheck.malformed("$7$ hash is not Base64 of " + SHA512_BYTES + " bytes");
         }
-        PKCS5S2ParametersGenerator generator = new PKCS5S2ParametersGenerator(new SHA512Digest());
-        generator.init(password, salt, iterations);
-        byte[] actual = ((KeyParameter) generator.generateDerivedParameters(SHA512_BYTES * 8)).getKey();
+        byte[] actual = Pbkdf2Sha512.derive(password, salt, iterations, SHA512_BYTES);
         return MessageDigest.isEqual(actual, expected) ? PasswordCheck.match(PBKDF2) : PasswordCheck.mismatch(PBKDF2);
     }
 
