@@ -15,8 +15,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 /**
@@ -40,10 +45,22 @@ public final class MosquittoImport {
               --user, --password  admin login (default: ADMIN_USERNAME, ADMIN_PASSWORD; user admin)""";
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Credentials read per request; the admin API's largest page. */
+    private static final int PAGE_SIZE = 1000;
+    /** Writes under way at once: enough to keep a node's admin API busy, few enough not to crowd it. */
+    private static final int PARALLEL_WRITES = 8;
 
     private final Function<String, String> environment;
     private final PrintStream out;
     private final PrintStream err;
+
+    /** Run once the stored credentials were read, before anything is written (tests race it). */
+    private Runnable afterReading = () -> { };
+
+    MosquittoImport afterReading(Runnable hook) {
+        this.afterReading = hook;
+        return this;
+    }
 
     public MosquittoImport(Function<String, String> environment, PrintStream out, PrintStream err) {
         this.environment = environment;
@@ -136,69 +153,106 @@ public final class MosquittoImport {
         return args[i + 1];
     }
 
+    /**
+     * Compares every user with what the node stores, read once in pages, and writes the differences
+     * a few requests at a time: an import of tens of thousands of users costs a request per change, not
+     * two requests one after another per user. A user that another client created since the pages were
+     * read (the create answers 409) is compared again with what is stored then.
+     */
     private int apply(ImportPlan plan, Api api, boolean dryRun) {
-        int changes = 0;
         PasswordHashes hashes = new PasswordHashes();
-        for (ImportPlan.User u : plan.users.values()) {
-            if (u.hash == null && u.plainPassword == null) {
-                continue;
-            }
-            List<String> publish = u.hasRules ? List.copyOf(u.publish) : List.of("#");
-            List<String> subscribe = u.hasRules ? List.copyOf(u.subscribe) : List.of("#");
-            JsonNode existing = api.findCredential(u.username, u.clientId);
-            String who = "user '" + u.username + "'" + (u.clientId == null ? "" : " client ID '" + u.clientId + "'");
-            ObjectNode body = JSON.createObjectNode();
-            body.put("type", "basic");
-            body.put("username", u.username);
-            if (u.clientId != null) {
-                body.put("clientId", u.clientId);
-            }
-            body.set("publish", JSON.valueToTree(publish));
-            body.set("subscribe", JSON.valueToTree(subscribe));
-            if (existing == null) {
-                body.put("passwordHash", u.hash != null ? u.hash : hashes.hash(u.plainPassword.toCharArray()));
-                out.println((dryRun ? "would create " : "create ") + who + " publish " + publish + " subscribe "
-                        + subscribe);
-                if (!dryRun) {
-                    api.send("POST", "/api/v1/credentials", body);
+        Map<String, JsonNode> stored = api.credentialsByName();
+        afterReading.run();
+        List<ImportPlan.User> raced = new ArrayList<>();
+        int changes = 0;
+        try (Writes writes = new Writes(api, PARALLEL_WRITES)) {
+            for (ImportPlan.User u : plan.users.values()) {
+                Change change = change(plan, u, stored.get(key(u.username, u.clientId)), hashes);
+                if (change == null) {
+                    continue;
                 }
+                out.println((dryRun ? "would " : "") + change.line);
                 changes++;
-                continue;
+                if (!dryRun) {
+                    writes.submit(change, () -> {
+                        synchronized (raced) {
+                            raced.add(u);
+                        }
+                    });
+                }
             }
-            if (!"basic".equals(existing.path("type").asText())) {
-                plan.skip(who, "a " + existing.path("type").asText() + " credential already has this name; left as is");
-                continue;
+        }
+        for (ImportPlan.User u : raced) {
+            Change change = change(plan, u, api.findCredential(u.username, u.clientId), hashes);
+            if (change != null) {
+                out.println(change.line);
+                api.send(change.method, change.path, change.body);
+            } else {
+                changes--; // created by someone else as the files have it
             }
-            if (existing.hasNonNull("clientType")) {
-                body.put("clientType", existing.path("clientType").asText());
-            }
-            List<String> reasons = new ArrayList<>();
-            if (u.hash != null && !Objects.equals(fingerprint(u.hash), existing.path("passwordFingerprint").asText(null))) {
-                body.put("passwordHash", u.hash);
-                reasons.add("password");
-            } else if (u.hash == null && !existing.path("hasPassword").asBoolean()) {
-                body.put("passwordHash", hashes.hash(u.plainPassword.toCharArray()));
-                reasons.add("password");
-            }
-            if (!publish.equals(strings(existing.path("publish")))) {
-                reasons.add("publish " + strings(existing.path("publish")) + " -> " + publish);
-            }
-            if (!subscribe.equals(strings(existing.path("subscribe")))) {
-                reasons.add("subscribe " + strings(existing.path("subscribe")) + " -> " + subscribe);
-            }
-            if (reasons.isEmpty()) {
-                continue;
-            }
-            out.println((dryRun ? "would update " : "update ") + who + ": " + String.join("; ", reasons));
-            if (!dryRun) {
-                api.send("PUT", "/api/v1/credentials/" + existing.path("id").asText(), body);
-            }
-            changes++;
         }
         if (plan.anonymousRulesGiven) {
             changes += anonymous(plan, api, dryRun);
         }
         return changes;
+    }
+
+    /** A write the import makes, and the line that reports it ("create ..." or "update ..."). */
+    private record Change(String method, String path, ObjectNode body, String line) {
+    }
+
+    /** What the user needs, given the credential stored under its names (or null): null if nothing. */
+    private static Change change(ImportPlan plan, ImportPlan.User u, JsonNode existing, PasswordHashes hashes) {
+        if (u.hash == null && u.plainPassword == null) {
+            return null;
+        }
+        List<String> publish = u.hasRules ? List.copyOf(u.publish) : List.of("#");
+        List<String> subscribe = u.hasRules ? List.copyOf(u.subscribe) : List.of("#");
+        String who = "user '" + u.username + "'" + (u.clientId == null ? "" : " client ID '" + u.clientId + "'");
+        ObjectNode body = JSON.createObjectNode();
+        body.put("type", "basic");
+        body.put("username", u.username);
+        if (u.clientId != null) {
+            body.put("clientId", u.clientId);
+        }
+        body.set("publish", JSON.valueToTree(publish));
+        body.set("subscribe", JSON.valueToTree(subscribe));
+        if (existing == null) {
+            body.put("passwordHash", u.hash != null ? u.hash : hashes.hash(u.plainPassword.toCharArray()));
+            return new Change("POST", "/api/v1/credentials", body,
+                    "create " + who + " publish " + publish + " subscribe " + subscribe);
+        }
+        if (!"basic".equals(existing.path("type").asText())) {
+            plan.skip(who, "a " + existing.path("type").asText() + " credential already has this name; left as is");
+            return null;
+        }
+        if (existing.hasNonNull("clientType")) {
+            body.put("clientType", existing.path("clientType").asText());
+        }
+        List<String> reasons = new ArrayList<>();
+        if (u.hash != null && !Objects.equals(fingerprint(u.hash), existing.path("passwordFingerprint").asText(null))) {
+            body.put("passwordHash", u.hash);
+            reasons.add("password");
+        } else if (u.hash == null && !existing.path("hasPassword").asBoolean()) {
+            body.put("passwordHash", hashes.hash(u.plainPassword.toCharArray()));
+            reasons.add("password");
+        }
+        if (!publish.equals(strings(existing.path("publish")))) {
+            reasons.add("publish " + strings(existing.path("publish")) + " -> " + publish);
+        }
+        if (!subscribe.equals(strings(existing.path("subscribe")))) {
+            reasons.add("subscribe " + strings(existing.path("subscribe")) + " -> " + subscribe);
+        }
+        if (reasons.isEmpty()) {
+            return null;
+        }
+        return new Change("PUT", "/api/v1/credentials/" + existing.path("id").asText(), body,
+                "update " + who + ": " + String.join("; ", reasons));
+    }
+
+    /** The key of a credential's user name and client ID (absent: any client ID). */
+    private static String key(String username, String clientId) {
+        return clientId == null ? username + "\n" : username + "\n=" + clientId;
     }
 
     /** The anonymous clients' rules, as the runtime settings auth.anonymous-publish and -subscribe. */
@@ -265,6 +319,26 @@ public final class MosquittoImport {
             this.token = call("POST", "/api/v1/auth/login", login, null).path("token").asText();
         }
 
+        /**
+         * Every stored credential that has a user name, by {@link #key}: read a page of
+         * the largest page at a time, in the order the node lists them (user name, client ID, ID).
+         */
+        Map<String, JsonNode> credentialsByName() {
+            Map<String, JsonNode> byName = new HashMap<>();
+            for (int page = 0; ; page++) {
+                JsonNode answer = send("GET", "/api/v1/credentials?pageSize=" + PAGE_SIZE + "&page=" + page, null);
+                JsonNode items = answer.path("items");
+                for (JsonNode c : items) {
+                    if (c.hasNonNull("username")) {
+                        byName.putIfAbsent(key(c.path("username").asText(), c.path("clientId").asText(null)), c);
+                    }
+                }
+                if (items.size() < PAGE_SIZE || (long) (page + 1) * PAGE_SIZE >= answer.path("total").asLong()) {
+                    return byName;
+                }
+            }
+        }
+
         JsonNode findCredential(String username, String clientId) {
             String path = "/api/v1/credentials?pageSize=100&username=" + URLEncoder.encode(username, StandardCharsets.UTF_8)
                     + (clientId == null ? "" : "&clientId=" + URLEncoder.encode(clientId, StandardCharsets.UTF_8));
@@ -281,7 +355,37 @@ public final class MosquittoImport {
             return call(method, path, body, token);
         }
 
+        /** The request, sent without waiting; the answer's status is the caller's to judge. */
+        CompletableFuture<HttpResponse<String>> sendAsync(String method, String path, JsonNode body) {
+            return http.sendAsync(request(method, path, body, token), HttpResponse.BodyHandlers.ofString());
+        }
+
         private JsonNode call(String method, String path, JsonNode body, String bearer) {
+            HttpResponse<String> response;
+            try {
+                response = http.send(request(method, path, body, bearer), HttpResponse.BodyHandlers.ofString());
+            } catch (IOException e) {
+                throw new ApiFailure(method + " " + base + path + ": " + e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ApiFailure("interrupted");
+            }
+            if (response.statusCode() / 100 != 2) {
+                throw refused(method, path, response);
+            }
+            try {
+                return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+            } catch (IOException e) {
+                throw new ApiFailure(method + " " + path + ": the answer is not JSON");
+            }
+        }
+
+        static ApiFailure refused(String method, String path, HttpResponse<String> response) {
+            return new ApiFailure(method + " " + path.replaceFirst("\\?.*", "") + " answered "
+                    + response.statusCode() + ": " + response.body());
+        }
+
+        private HttpRequest request(String method, String path, JsonNode body, String bearer) {
             HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
                     .timeout(Duration.ofSeconds(30)).header("Accept", "application/json");
             if (bearer != null) {
@@ -293,23 +397,57 @@ public final class MosquittoImport {
             } else {
                 request.method(method, HttpRequest.BodyPublishers.noBody());
             }
-            HttpResponse<String> response;
-            try {
-                response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-            } catch (IOException e) {
-                throw new ApiFailure(method + " " + base + path + ": " + e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ApiFailure("interrupted");
+            return request.build();
+        }
+    }
+
+    /**
+     * Writes of the import, at most {@code limit} under way at once. The first that fails stops the
+     * rest from being sent; {@link #close} waits for those under way and throws that failure. A
+     * create answered 409 (the name was taken since the pages were read) is handed back instead.
+     */
+    private static final class Writes implements AutoCloseable {
+
+        private final Api api;
+        private final int limit;
+        private final Semaphore permits;
+        private final AtomicReference<ApiFailure> failure = new AtomicReference<>();
+
+        Writes(Api api, int limit) {
+            this.api = api;
+            this.limit = limit;
+            this.permits = new Semaphore(limit);
+        }
+
+        void submit(Change change, Runnable conflict) {
+            permits.acquireUninterruptibly();
+            if (failure.get() != null) {
+                permits.release();
+                return;
             }
-            if (response.statusCode() / 100 != 2) {
-                throw new ApiFailure(method + " " + path.replaceFirst("\\?.*", "") + " answered "
-                        + response.statusCode() + ": " + response.body());
-            }
-            try {
-                return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
-            } catch (IOException e) {
-                throw new ApiFailure(method + " " + path + ": the answer is not JSON");
+            api.sendAsync(change.method, change.path, change.body).whenComplete((response, error) -> {
+                try {
+                    if (error != null) {
+                        failure.compareAndSet(null, new ApiFailure(change.method + " " + change.path + ": "
+                                + (error.getCause() != null ? error.getCause() : error)));
+                    } else if (response.statusCode() == 409 && change.method.equals("POST")) {
+                        conflict.run();
+                    } else if (response.statusCode() / 100 != 2) {
+                        failure.compareAndSet(null, Api.refused(change.method, change.path, response));
+                    }
+                } finally {
+                    permits.release();
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            permits.acquireUninterruptibly(limit);
+            permits.release(limit);
+            ApiFailure first = failure.get();
+            if (first != null) {
+                throw first;
             }
         }
     }
