@@ -50,10 +50,7 @@ class MosquittoImportPagesTest {
         env.put("MQTT_ALLOW_ANONYMOUS", "false");
         env.put("ADMIN_PASSWORD", ADMIN_PASSWORD);
         broker = TestBroker.start(dir.resolve("data"), env);
-        HttpResponse<String> login = AdminHttp.send(broker.node().httpPort(), null, "POST", "/api/v1/auth/login",
-                "{\"username\":\"admin\",\"password\":\"" + ADMIN_PASSWORD + "\"}");
-        assertEquals(200, login.statusCode(), login.body());
-        token = JSON.readTree(login.body()).path("token").asText();
+        token = AdminHttp.login(broker.node().httpPort(), "admin", ADMIN_PASSWORD);
     }
 
     @AfterAll

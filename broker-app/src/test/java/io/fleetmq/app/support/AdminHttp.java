@@ -1,5 +1,6 @@
 package io.fleetmq.app.support;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -14,6 +15,24 @@ public final class AdminHttp {
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private AdminHttp() {
+    }
+
+    /** Logs in as {@code user} and returns the bearer token; fails the test if the login is refused. */
+    public static String login(int port, String user, String password) {
+        HttpResponse<String> login = send(port, null, "POST", "/api/v1/auth/login",
+                "{\"username\":\"" + user + "\",\"password\":\"" + password + "\"}");
+        if (login.statusCode() != 200) {
+            throw new AssertionError("login of " + user + " answered " + login.statusCode() + ": " + login.body());
+        }
+        try {
+            String token = new ObjectMapper().readTree(login.body()).path("token").asText("");
+            if (token.isEmpty()) {
+                throw new AssertionError("login answered no token: " + login.body());
+            }
+            return token;
+        } catch (IOException e) {
+            throw new AssertionError("login answered no JSON: " + login.body(), e);
+        }
     }
 
     /** {@code method path} on the admin port with a JSON {@code body} (null: none) and {@code token} (null: none). */
